@@ -1,0 +1,30 @@
+# memstream: `make demo` runs the main job on offline defaults, `make test` runs the tests.
+# Both create or refresh the virtual environment at .venv from the repo's own files.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/memstream demo
+
+test: $(STAMP)
+	$(BIN)/ruff check memstream tests benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check memstream tests benchmarks
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/retrieval.py --n 1000,10000,100000
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

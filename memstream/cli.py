@@ -1,0 +1,234 @@
+"""The ``memstream`` command line. Every user mistake ends in one line on stderr and exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NoReturn
+
+from memstream.errors import MemstreamError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _models(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
+    p.add_argument("--embedder", help="wordllama (default), minilm, hash or openai:MODEL "
+                   "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
+
+
+def _weights(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--weights", metavar="REC,IMP,REL", default="1,1,1",
+                   help="weights of recency, importance and relevance (default 1,1,1)")
+    p.add_argument("--decay", type=float, default=0.995, help="recency decay per hour (0.995)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="memstream", description="The Generative Agents memory stream, measured.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("add", help="append one memory")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--text", required=True)
+    p.add_argument("--kind", default="observation")
+    p.add_argument("--at", help="ISO time with zone (default: now, UTC)")
+    p.add_argument("--importance", type=int, help="1-10 (default: rated by the chat model)")
+    p.add_argument("--cites", default="", help="comma-separated ids this memory derives from")
+    _models(p)
+
+    p = sub.add_parser("import", help="append memories from a JSON-lines file")
+    p.add_argument("stream")
+    p.add_argument("file")
+    _models(p)
+
+    p = sub.add_parser("recall", help="retrieve an owner's top memories for a query")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--query", required=True)
+    p.add_argument("-k", type=_positive_int, default=10)
+    p.add_argument("--at", help="ISO time with zone (default: the owner's latest time)")
+    p.add_argument("--no-touch", action="store_true", help="inspect without recording an access")
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    _weights(p)
+    _models(p)
+
+    p = sub.add_parser("inspect", help="summarise a stream, or list an owner's memories")
+    p.add_argument("stream")
+    p.add_argument("--owner")
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("demo", help="build a small stream from the bundled example and recall")
+    p.add_argument("--out", default=":memory:", help="where to write the stream (default: RAM)")
+    _models(p)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+        "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
+        "demo": cmd_demo,
+    }
+    try:
+        return handlers[args.command](args)
+    except MemstreamError as e:
+        print(f"memstream: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("memstream: interrupted; everything committed before this is kept", file=sys.stderr)
+        return 130
+
+
+# -- commands ---------------------------------------------------------------------------------
+
+
+def _open(path: str, args: argparse.Namespace, *, create: bool, chat: bool = False):  # noqa: ANN202
+    from memstream.models import make_chat_model, make_embedder
+    from memstream.stream import MemoryStream
+
+    embedder = make_embedder(args.embedder) if getattr(args, "embedder", None) else None
+    model = make_chat_model(getattr(args, "llm", None)) if chat else None
+    return MemoryStream(path, embedder, chat=model, create=create)
+
+
+def _time(text: str | None, what: str) -> datetime | None:
+    from memstream.timeutil import parse_time
+
+    return parse_time(text, what) if text is not None else None
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    try:
+        cites = [int(c) for c in args.cites.split(",") if c.strip()]
+    except ValueError:
+        raise MemstreamError(f"--cites {args.cites!r} must be comma-separated ids, e.g. 3,7") from None
+    at = _time(args.at, "--at") or datetime.now(UTC)
+    with _open(args.stream, args, create=True, chat=args.importance is None) as stream:
+        memory = stream.add(args.owner, args.text, at=at, kind=args.kind,
+                            importance=args.importance, cites=cites)
+    print(f"added memory {memory.id} for {memory.owner} (importance {memory.importance})")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from memstream.stream.jsonl import import_jsonl
+
+    with _open(args.stream, args, create=True, chat=True) as stream:
+        added = import_jsonl(stream, Path(args.file))
+    print(f"imported {added} memories into {args.stream}")
+    return 0
+
+
+def _parse_weights(args: argparse.Namespace):  # noqa: ANN202
+    from pydantic import ValidationError
+
+    from memstream.stream import Weights
+
+    try:
+        rec, imp, rel = (float(x) for x in args.weights.split(","))
+        return Weights(recency=rec, importance=imp, relevance=rel, decay=args.decay)
+    except (ValueError, ValidationError):
+        raise MemstreamError(f"--weights {args.weights!r} / --decay {args.decay} are invalid; give "
+                             "three non-negative numbers like 1,1,1 and a decay in (0, 1]") from None
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    weights = _parse_weights(args)
+    with _open(args.stream, args, create=False) as stream:
+        now = _time(args.at, "--at") or stream.latest_time(args.owner)
+        recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights,
+                                  touch=not args.no_touch)
+    if args.json:
+        print(json.dumps([r.as_row() for r in recalls], indent=2))
+        return 0
+    print(f"{args.owner} recalls {args.query!r} at {now.isoformat()}  "
+          f"(weights rec {weights.recency:g} imp {weights.importance:g} rel {weights.relevance:g},"
+          f" decay {weights.decay:g}/h)")
+    print(f"{'rank':>4} {'total':>6} {'recency':>7} {'import.':>7} {'relev.':>7} {'id':>6}  "
+          f"{'kind':<11} text")
+    for r in recalls:
+        print(f"{r.rank:>4} {r.score:6.3f} {r.recency:7.3f} {r.importance:7.3f} {r.relevance:7.3f} "
+              f"{r.memory.id:>6}  {r.memory.kind:<11} {_short(r.memory.text, 70)}")
+    return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    from memstream.stream import MemoryStream
+
+    with MemoryStream(args.stream, create=False) as stream:
+        if args.owner:
+            memories = stream.memories(args.owner)
+            if args.json:
+                print(json.dumps([m.model_dump(mode="json") for m in memories], indent=2))
+                return 0
+            for m in memories:
+                cites = f" cites {list(m.cites)}" if m.cites else ""
+                print(f"{m.id:>6} {m.created_at.isoformat()} {m.kind:<11} imp {m.importance:>2}"
+                      f"{cites}  {_short(m.text, 70)}")
+            return 0
+        summary = {
+            "path": stream.path, "embedder": stream.embedder.name, "dim": stream.embedder.dim,
+            "memories": stream.count(),
+            "owners": {o: stream.count(o) for o in stream.owners()},
+        }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"{summary['path']}: {summary['memories']} memories, embedder {summary['embedder']} "
+          f"({summary['dim']}-d), {len(summary['owners'])} owner(s)")
+    for owner, n in summary["owners"].items():
+        print(f"  {owner}: {n}")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from importlib.resources import files
+
+    example = Path(str(files("memstream") / "examples" / "isabella.jsonl"))
+    args.stream = args.out
+    from memstream.stream.jsonl import import_jsonl
+
+    with _open(args.out, args, create=True, chat=True) as stream:
+        n = import_jsonl(stream, example, progress=False)
+        owner = stream.owners()[0]
+        now = stream.latest_time(owner)
+        print(f"Built a stream of {n} memories for {owner} from {example.name} "
+              f"(embedder {stream.embedder.name}, chat model {stream.chat.name}).\n")
+        for query in ("Who is coming to the Valentine's Day party?", "What does Isabella do at breakfast?"):
+            print(f"Query: {query}")
+            for r in stream.retrieve(owner, query, now=now, k=5, touch=False):
+                print(f"  {r.rank}. total {r.score:.2f} = recency {r.recency:.2f} + importance "
+                      f"{r.importance:.2f} + relevance {r.relevance:.2f}   [{r.memory.kind}, imp "
+                      f"{r.memory.importance}] {_short(r.memory.text, 60)}")
+            print()
+    print("Try: memstream recall STREAM --owner NAME --query TEXT --json   (see README)")
+    return 0
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

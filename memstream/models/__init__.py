@@ -1,0 +1,64 @@
+"""Model back-ends, chosen by a short spec string.
+
+Chat: ``offline`` (default; the rule-based stand-in) or ``openai:MODEL``.
+Embedders: ``wordllama`` (default), ``minilm``, ``hash``/``hash:DIM`` or ``openai:MODEL``.
+The environment variables MEMSTREAM_LLM and MEMSTREAM_EMBEDDER set the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+
+from memstream.errors import MemstreamError
+from memstream.models.base import (
+    ChatModel,
+    Completion,
+    Embedder,
+    Message,
+    Usage,
+    parse_structured,
+)
+from memstream.models.cache import CachedChatModel
+from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
+from memstream.models.offline import OfflineChatModel
+
+DEFAULT_LLM = "offline"
+#: Chosen for speed until the evaluation harness measures recall; see README.
+DEFAULT_EMBEDDER = "wordllama"
+EMBEDDER_NAMES = ("wordllama", "minilm", "hash", "hash:DIM", "openai:MODEL")
+
+
+def make_chat_model(spec: str | None = None) -> ChatModel:
+    spec = spec or os.environ.get("MEMSTREAM_LLM") or DEFAULT_LLM
+    if spec == "offline":
+        return OfflineChatModel()
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        from memstream.models.openai_backend import OpenAIChat
+
+        return OpenAIChat(spec.removeprefix("openai:"))
+    raise MemstreamError(f"unknown chat model {spec!r}; use 'offline' or 'openai:MODEL'")
+
+
+def make_embedder(spec: str | None = None) -> Embedder:
+    spec = spec or os.environ.get("MEMSTREAM_EMBEDDER") or DEFAULT_EMBEDDER
+    if spec in ("wordllama", WordLlamaEmbedder.name):
+        return WordLlamaEmbedder()
+    if spec in ("minilm", MiniLMEmbedder.name):
+        return MiniLMEmbedder()
+    if spec == "hash" or spec.startswith("hash:") or spec.startswith("hash-"):
+        dim = spec[5:] or "256"
+        if not dim.isdigit() or int(dim) <= 0:
+            raise MemstreamError(f"bad hash embedder {spec!r}; write hash or hash:DIM, e.g. hash:256")
+        return HashEmbedder(int(dim))
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        from memstream.models.openai_backend import OpenAIEmbedder
+
+        return OpenAIEmbedder(spec.removeprefix("openai:"))
+    raise MemstreamError(f"unknown embedder {spec!r}; use one of {', '.join(EMBEDDER_NAMES)}")
+
+
+__all__ = [
+    "CachedChatModel", "ChatModel", "Completion", "Embedder", "HashEmbedder", "Message",
+    "MiniLMEmbedder", "OfflineChatModel", "Usage", "WordLlamaEmbedder", "make_chat_model",
+    "make_embedder", "parse_structured",
+]

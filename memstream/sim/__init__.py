@@ -1,0 +1,1 @@
+"""memstream.sim: filled by a later issue (see README, Roadmap)."""

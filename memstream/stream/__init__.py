@@ -1,0 +1,19 @@
+"""The memory stream: append-only memories, scored retrieval on FAISS, persisted in SQLite."""
+
+from memstream.stream.importance import rate_importance
+from memstream.stream.memory import (
+    DIALOGUE,
+    KNOWN_KINDS,
+    OBSERVATION,
+    PLAN,
+    REFLECTION,
+    Memory,
+    Recall,
+    Weights,
+)
+from memstream.stream.stream import MemoryStream, NewMemory, new_memory
+
+__all__ = [
+    "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "Memory", "MemoryStream",
+    "NewMemory", "Recall", "Weights", "new_memory", "rate_importance",
+]

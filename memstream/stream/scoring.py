@@ -1,0 +1,52 @@
+"""The retrieval score of Park et al. (2023), vectorised.
+
+score = a_rec * recency + a_imp * importance + a_rel * relevance, where each
+component is min-max normalised over the owner's memories to [0, 1]:
+
+- recency   = decay ** (simulated hours since the memory was last accessed),
+- importance = the 1-10 rating,
+- relevance  = cosine similarity between the memory's and the query's embedding.
+
+The reference implementation ranks memories by last access and decays by rank,
+which as written gives the *least* recently accessed memory the highest
+recency; here recency is the paper's: an exponential in elapsed hours.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memstream.timeutil import SECONDS_PER_HOUR
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    """Min-max normalise along the last axis; a constant row becomes 0.5 (never NaN)."""
+    lo = values.min(axis=-1, keepdims=True)
+    span = values.max(axis=-1, keepdims=True) - lo
+    flat = span <= 0
+    out = (values - lo) / np.where(flat, 1.0, span)
+    if flat.any():
+        out[np.broadcast_to(flat, out.shape)] = 0.5
+    return out
+
+
+def recency(last_access_s: np.ndarray, now_s: float, decay: float) -> np.ndarray:
+    """decay ** hours since last access; an access "in the future" counts as now."""
+    hours = np.maximum(now_s - last_access_s, 0.0) / SECONDS_PER_HOUR
+    return np.exp(np.log(decay) * hours)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best scores, best first; ties go to the later position (newer id).
+
+    argpartition alone would cut ties at the k-th score arbitrarily, so every
+    position tied with the k-th score is kept before the final ordered sort.
+    """
+    n = scores.shape[0]
+    if k >= n:
+        candidates = np.arange(n)
+    else:
+        kth = np.partition(scores, n - k)[n - k]
+        candidates = np.flatnonzero(scores >= kth)
+    order = np.lexsort((-candidates, -scores[candidates]))
+    return candidates[order[:k]]

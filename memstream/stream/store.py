@@ -1,0 +1,150 @@
+"""The stream on disk: one SQLite file (WAL), append-only by construction.
+
+Memories are rows that SQLite triggers forbid to update or delete; accesses
+are rows of their own log, and the latest one per memory is its last access.
+Embeddings are stored with their memories, so the FAISS index can be rebuilt
+exactly on open. ``":memory:"`` keeps everything in RAM.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memstream.errors import MemstreamError
+
+FORMAT = "memstream-stream"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS memories(
+  id INTEGER PRIMARY KEY,
+  owner TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  created_s REAL NOT NULL,
+  importance INTEGER NOT NULL CHECK (importance BETWEEN 1 AND 10),
+  cites TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  embedding BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS memories_by_owner ON memories(owner, id);
+CREATE TABLE IF NOT EXISTS accesses(
+  memory_id INTEGER NOT NULL REFERENCES memories(id),
+  accessed_at TEXT NOT NULL,
+  accessed_s REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS accesses_by_memory ON accesses(memory_id, accessed_s);
+CREATE TRIGGER IF NOT EXISTS memories_append_only_update BEFORE UPDATE ON memories
+  BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS memories_append_only_delete BEFORE DELETE ON memories
+  BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS accesses_append_only_update BEFORE UPDATE ON accesses
+  BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS accesses_append_only_delete BEFORE DELETE ON accesses
+  BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
+"""
+
+MEMORY_COLUMNS = "id, owner, kind, text, created_at, created_s, importance, cites, metadata"
+Row = tuple[Any, ...]
+
+
+class Store:
+    """Reads and appends the SQLite file behind a :class:`~memstream.stream.MemoryStream`."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = str(path)
+        in_memory = self.path == ":memory:"
+        if not in_memory and not Path(self.path).exists() and not create:
+            raise MemstreamError(f"no stream at {self.path}; create one with `memstream add` or import")
+        if not in_memory and Path(self.path).is_dir():
+            raise MemstreamError(f"{self.path} is a directory, not a stream file")
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.DatabaseError:
+            raise MemstreamError(f"{self.path} is not a memstream stream (not an SQLite file)") from None
+        if tables and "meta" not in tables:
+            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream stream")
+        if not in_memory:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+        fmt = self.get_meta("format")
+        if fmt is None:
+            self.set_meta({"format": FORMAT, "schema_version": str(SCHEMA_VERSION)})
+        elif fmt != FORMAT:
+            raise MemstreamError(f"{self.path} is not a memstream stream (format {fmt!r})")
+        elif int(self.get_meta("schema_version") or 0) > SCHEMA_VERSION:
+            raise MemstreamError(f"{self.path} was written by a newer memstream; upgrade memstream")
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
+
+    def next_id(self) -> int:
+        return (self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0) + 1
+
+    def append(self, rows: Sequence[Row], vectors: np.ndarray) -> None:
+        """Write a batch of memories in one transaction: all of them or none."""
+        blobs = [np.ascontiguousarray(v, dtype=np.float32).tobytes() for v in vectors]
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany(
+                f"INSERT INTO memories({MEMORY_COLUMNS}, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                [(*row, blob) for row, blob in zip(rows, blobs, strict=True)],
+            )
+
+    def log_accesses(self, ids: Iterable[int], at_iso: str, at_s: float) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.executemany("INSERT INTO accesses VALUES (?,?,?)",
+                                [(int(i), at_iso, at_s) for i in ids])
+
+    def owners_of(self, ids: Sequence[int]) -> dict[int, str]:
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT id, owner FROM memories WHERE id IN ({marks})", list(ids))
+        return dict(rows.fetchall())
+
+    def rows(self, ids: Sequence[int]) -> dict[int, Row]:
+        marks = ",".join("?" * len(ids))
+        cur = self.db.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})",
+                              [int(i) for i in ids])
+        return {r[0]: r for r in cur.fetchall()}
+
+    def owner_rows(self, owner: str) -> list[Row]:
+        cur = self.db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? ORDER BY id", (owner,))
+        return cur.fetchall()
+
+    def load_all(self) -> Iterable[tuple[int, str, float, int, bytes]]:
+        """Every memory's retrieval columns, in id order, for rebuilding the indexes."""
+        return self.db.execute(
+            "SELECT id, owner, created_s, importance, embedding FROM memories ORDER BY id")
+
+    def last_accesses(self) -> dict[int, float]:
+        cur = self.db.execute("SELECT memory_id, MAX(accessed_s) FROM accesses GROUP BY memory_id")
+        return dict(cur.fetchall())
+
+    def access_log(self, owner: str) -> list[tuple[int, str]]:
+        cur = self.db.execute(
+            "SELECT a.memory_id, a.accessed_at FROM accesses a JOIN memories m ON m.id = a.memory_id"
+            " WHERE m.owner=? ORDER BY a.rowid", (owner,))
+        return cur.fetchall()
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def encode_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))

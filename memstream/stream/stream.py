@@ -1,0 +1,350 @@
+"""The memory stream: an append-only, timestamped, owner-scoped log with scored retrieval.
+
+A :class:`MemoryStream` is a SQLite file (the truth) plus, per owner, an
+:class:`~memstream.stream.index.OwnerIndex` (numpy columns and a FAISS index)
+rebuilt from it on open, so a reopened stream retrieves exactly as before.
+Every read and write names one owner; nothing crosses owners.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memstream.errors import MemstreamError
+from memstream.models import ChatModel, Embedder, make_embedder
+from memstream.stream.importance import rate_importance
+from memstream.stream.index import IndexKind, OwnerIndex
+from memstream.stream.memory import (
+    MAX_IMPORTANCE,
+    MIN_IMPORTANCE,
+    OBSERVATION,
+    Memory,
+    Recall,
+    Weights,
+)
+from memstream.stream.store import Row, Store, encode_json
+from memstream.timeutil import from_epoch, require_aware, to_epoch
+
+_KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+class NewMemory(BaseModel):
+    """A memory to append (what ``memstream import`` reads, one JSON object per line)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    owner: str = Field(min_length=1)
+    text: str
+    kind: str = OBSERVATION
+    created_at: datetime
+    importance: int | None = Field(default=None, ge=MIN_IMPORTANCE, le=MAX_IMPORTANCE)
+    cites: tuple[int, ...] = ()
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("text is empty")
+        return value
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, value: str) -> str:
+        if not _KIND.match(value):
+            raise ValueError(f"kind {value!r} must be a lowercase word, e.g. observation")
+        return value
+
+    @field_validator("created_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("created_at has no time zone; add one, e.g. +00:00")
+        return value
+
+
+def new_memory(**fields: Any) -> NewMemory:
+    """Validate one memory's fields, with a one-line error naming the problem."""
+    try:
+        return NewMemory(**fields)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise MemstreamError(f"bad memory: {where}: {first['msg']}") from None
+
+
+class MemoryStream:
+    """Append-only memories of many agents, each retrieved only by its owner.
+
+    Args:
+        path: the SQLite file, or ``":memory:"``.
+        embedder: turns texts into vectors; defaults to the one the stream was
+            written with (or memstream's default for a new stream).
+        chat: rates importance when a memory is added without one.
+        weights: the default weights and decay for :meth:`retrieve`.
+        index: ``"flat"`` (exact, default) or ``"hnsw"`` (approximate, for large streams).
+        create: create the file if it does not exist.
+    """
+
+    def __init__(self, path: str | Path = ":memory:", embedder: Embedder | None = None, *,
+                 chat: ChatModel | None = None, weights: Weights | None = None,
+                 index: IndexKind = "flat", create: bool = True) -> None:
+        self.store = Store(path, create=create)
+        self.path = self.store.path
+        self.embedder = self._check_embedder(embedder)
+        self.chat = chat
+        self.weights = weights or Weights()
+        self.index_kind = index
+        self._owners: dict[str, OwnerIndex] = {}
+        self._load()
+
+    # -- opening -----------------------------------------------------------------------------
+
+    def _check_embedder(self, embedder: Embedder | None) -> Embedder:
+        name, dim = self.store.get_meta("embedder"), self.store.get_meta("dim")
+        if name is None:
+            embedder = embedder or make_embedder()
+            self.store.set_meta({"embedder": embedder.name, "dim": str(embedder.dim)})
+            return embedder
+        if embedder is None:
+            return make_embedder(name)
+        if embedder.name != name or embedder.dim != int(dim or 0):
+            raise MemstreamError(
+                f"{self.path} holds {dim}-d vectors from embedder {name!r}, but {embedder.name!r} "
+                f"gives {embedder.dim}-d; open it with --embedder {name}"
+            )
+        return embedder
+
+    def _load(self) -> None:
+        by_owner: dict[str, list[tuple[int, float, int, bytes]]] = {}
+        for mid, owner, created_s, importance, blob in self.store.load_all():
+            by_owner.setdefault(owner, []).append((mid, created_s, importance, blob))
+        accessed = self.store.last_accesses()
+        for owner, rows in by_owner.items():
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            created = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+            last = np.fromiter((max(r[1], accessed.get(r[0], r[1])) for r in rows),
+                               dtype=np.float64, count=len(rows))
+            vectors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
+            self._index(owner).add(ids, vectors.reshape(len(rows), -1), created,
+                                   np.fromiter((r[2] for r in rows), np.float64, len(rows)), last)
+
+    def _index(self, owner: str) -> OwnerIndex:
+        if owner not in self._owners:
+            self._owners[owner] = OwnerIndex(self.embedder.dim, self.index_kind)
+        return self._owners[owner]
+
+    def _owner(self, owner: str) -> OwnerIndex:
+        index = self._owners.get(owner)
+        if index is None or len(index) == 0:
+            known = ", ".join(sorted(self._owners)[:5]) or "none yet"
+            raise MemstreamError(f"unknown owner {owner!r} in {self.path} (owners: {known})")
+        return index
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def add(self, owner: str, text: str, *, at: datetime, kind: str = OBSERVATION,
+            importance: int | None = None, cites: Sequence[int] = (),
+            metadata: dict[str, Any] | None = None) -> Memory:
+        """Append one memory; its importance is rated by ``chat`` unless given."""
+        item = new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
+                          cites=tuple(cites), metadata=metadata or {})
+        return self.extend([item])[0]
+
+    def extend(self, items: Iterable[NewMemory]) -> list[Memory]:
+        """Append many memories in one transaction (one embedding batch, one rating batch)."""
+        items = list(items)
+        if not items:
+            return []
+        first_id = self.store.next_id()
+        self.check_cites(items, first_id)
+        importance = self._importances(items)
+        vectors = self.embedder.embed([it.text for it in items])
+        rows: list[Row] = [
+            (first_id + i, it.owner, it.kind, it.text, it.created_at.isoformat(),
+             to_epoch(it.created_at), importance[i], encode_json(list(it.cites)),
+             encode_json(it.metadata))
+            for i, it in enumerate(items)
+        ]
+        self.store.append(rows, vectors)
+        positions: dict[str, list[int]] = {}
+        for i, it in enumerate(items):
+            positions.setdefault(it.owner, []).append(i)
+        for owner, idx in positions.items():
+            self._index(owner).add(
+                np.array([rows[i][0] for i in idx], dtype=np.int64), vectors[idx],
+                np.array([rows[i][5] for i in idx], dtype=np.float64),
+                np.array([importance[i] for i in idx], dtype=np.float64))
+        return [_memory(row, row[5]) for row in rows]
+
+    def check_cites(self, items: list[NewMemory], first_id: int) -> None:
+        cited = sorted({c for it in items for c in it.cites})
+        if not cited:
+            return
+        owners = self.store.owners_of(cited)
+        owners.update({first_id + i: it.owner for i, it in enumerate(items)})
+        for i, it in enumerate(items):
+            for c in it.cites:
+                if c not in owners or c >= first_id + i:
+                    raise MemstreamError(f"memory cites {c}, which does not exist in {self.path}")
+                if owners[c] != it.owner:
+                    raise MemstreamError(
+                        f"a memory of {it.owner!r} cites {c}, which belongs to another owner")
+
+    def _importances(self, items: list[NewMemory]) -> list[int]:
+        missing = [i for i, it in enumerate(items) if it.importance is None]
+        if missing and self.chat is None:
+            raise MemstreamError("importance not given and no chat model to rate it; "
+                                 "pass importance=1..10 or a chat model")
+        rated = rate_importance(self.chat, [items[i].text for i in missing]) if missing else []
+        values = [it.importance for it in items]
+        for i, value in zip(missing, rated, strict=True):
+            values[i] = value
+        return [int(v) for v in values if v is not None]
+
+    def record_access(self, owner: str, ids: Sequence[int], at: datetime) -> None:
+        """Log an access to ``ids`` at ``at`` (recency restarts from the latest access)."""
+        index = self._owner(owner)
+        ids_arr = np.asarray(ids, dtype=np.int64)
+        pos = index.positions_of(ids_arr)
+        if ids_arr.size and (pos.max() >= len(index) or (index.ids.values[pos] != ids_arr).any()):
+            raise MemstreamError(f"some of memories {list(ids)} do not belong to {owner!r}")
+        self.store.log_accesses(ids_arr.tolist(), require_aware(at, "access time").isoformat(),
+                                to_epoch(at))
+        index.touch(pos, to_epoch(at))
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def retrieve(self, owner: str, query: str, *, now: datetime, k: int = 10,
+                 weights: Weights | None = None, touch: bool = True) -> list[Recall]:
+        """The top k of ``owner``'s memories for ``query`` at simulated time ``now``.
+
+        Records an access at ``now`` for the k returned unless ``touch=False``.
+        """
+        return self.retrieve_many([(owner, query)], now=now, k=k, weights=weights, touch=touch)[0]
+
+    def retrieve_many(self, requests: Sequence[tuple[str, str]], *, now: datetime, k: int = 10,
+                      weights: Weights | None = None, touch: bool = True) -> list[list[Recall]]:
+        """Many ``(owner, query)`` retrievals in one call: one embedding batch, one BLAS
+        product per owner."""
+        for owner, _ in requests:
+            self._owner(owner)
+        vectors = self.embedder.embed([q for _, q in requests])
+        results: list[list[Recall]] = [[] for _ in requests]
+        groups: dict[str, list[int]] = {}
+        for i, (owner, _) in enumerate(requests):
+            groups.setdefault(owner, []).append(i)
+        for owner, idx in groups.items():
+            for i, recalls in zip(idx, self.search(owner, vectors[idx], now=now, k=k,
+                                                   weights=weights, touch=touch), strict=True):
+                results[i] = recalls
+        return results
+
+    def search(self, owner: str, vectors: np.ndarray, *, now: datetime, k: int = 10,
+               weights: Weights | None = None, touch: bool = True) -> list[list[Recall]]:
+        """Retrieval by query vectors (``(dim,)`` or ``(b, dim)``, L2-normalised)."""
+        if k <= 0:
+            raise MemstreamError(f"k must be a positive integer, got {k}")
+        weights = weights or self.weights
+        index = self._owner(owner)
+        queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
+        if queries.shape[1] != index.dim:
+            raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
+        now_s = to_epoch(require_aware(now, "now"))
+        scored = index.score(queries, now_s, weights, k)
+        rows = self.store.rows(np.unique(np.concatenate([index.ids.values[s.positions]
+                                                         for s in scored])).tolist())
+        last = index.last_access_s.values
+        results = [
+            [Recall(memory=_memory(rows[int(index.ids.values[p])], float(last[p])), rank=r + 1,
+                    score=float(s.score[r]), recency=float(s.recency[r]),
+                    importance=float(s.importance[r]), relevance=float(s.relevance[r]),
+                    raw_recency=float(s.raw_recency[r]), raw_importance=float(s.raw_importance[r]),
+                    raw_relevance=float(s.raw_relevance[r]), weights=weights)
+             for r, p in enumerate(s.positions)]
+            for s in scored
+        ]
+        if touch:
+            touched = np.unique(np.concatenate([s.positions for s in scored]))
+            self.record_access(owner, index.ids.values[touched].tolist(), now)
+        return results
+
+    def get(self, owner: str, memory_id: int) -> Memory:
+        index = self._owner(owner)
+        pos = int(index.positions_of(np.array([memory_id]))[0])
+        if pos >= len(index) or index.ids.values[pos] != memory_id:
+            raise MemstreamError(f"no memory {memory_id} for owner {owner!r}")
+        return _memory(self.store.rows([memory_id])[memory_id], float(index.last_access_s.values[pos]))
+
+    def memories(self, owner: str) -> list[Memory]:
+        """All of ``owner``'s memories, oldest id first."""
+        index = self._owner(owner)
+        last = index.last_access_s.values
+        return [_memory(row, float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
+
+    def owners(self) -> list[str]:
+        return sorted(o for o, ix in self._owners.items() if len(ix))
+
+    def count(self, owner: str | None = None) -> int:
+        if owner is None:
+            return sum(len(ix) for ix in self._owners.values())
+        return len(self._owners[owner]) if owner in self._owners else 0
+
+    def latest_time(self, owner: str) -> datetime:
+        """The owner's own clock: its latest creation or access time."""
+        index = self._owner(owner)
+        return from_epoch(float(index.last_access_s.values.max()))
+
+    # -- state -------------------------------------------------------------------------------
+
+    def get_state(self) -> dict[str, Any]:
+        """Everything in the stream as JSON-ready data (memories and the access log)."""
+        return {
+            "embedder": self.embedder.name,
+            "memories": [m.model_dump(mode="json", exclude={"last_accessed_at"})
+                         for o in self.owners() for m in self.memories(o)],
+            "accesses": [[mid, at] for o in self.owners() for mid, at in self.store.access_log(o)],
+        }
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load :meth:`get_state` output into this (empty) stream, keeping ids."""
+        if self.count():
+            raise MemstreamError("set_state needs an empty stream")
+        memories = sorted(state["memories"], key=lambda m: m["id"])
+        offset = self.store.next_id()
+        if any(m["id"] != offset + i for i, m in enumerate(memories)):
+            raise MemstreamError("state ids are not consecutive from 1; it was not made by get_state")
+        self.extend(new_memory(**{k: v for k, v in m.items() if k != "id"}) for m in memories)
+        owner_of = {m["id"]: m["owner"] for m in memories}
+        for mid, at in state["accesses"]:
+            self.record_access(owner_of[mid], [mid], datetime.fromisoformat(at))
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryStream:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (f"MemoryStream({self.path!r}, embedder={self.embedder.name!r}, "
+                f"owners={len(self.owners())}, memories={self.count()})")
+
+
+def _memory(row: Row, last_access_s: float) -> Memory:
+    mid, owner, kind, text, created_at, created_s, importance, cites, metadata = row
+    created = datetime.fromisoformat(created_at)
+    last = created if last_access_s <= created_s else from_epoch(last_access_s).astimezone(created.tzinfo)
+    return Memory(id=mid, owner=owner, kind=kind, text=text, created_at=created,
+                  last_accessed_at=last, importance=importance, cites=tuple(json.loads(cites)),
+                  metadata=json.loads(metadata))

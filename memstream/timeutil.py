@@ -1,0 +1,39 @@
+"""Simulated time: timezone-aware datetimes only, stored as UTC epoch seconds."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from memstream.errors import MemstreamError
+
+SECONDS_PER_HOUR = 3600.0
+
+
+def require_aware(value: datetime, what: str = "time") -> datetime:
+    """Reject naive datetimes: simulated time must say which zone it is in."""
+    if not isinstance(value, datetime):
+        raise MemstreamError(f"{what} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise MemstreamError(
+            f"{what} {value.isoformat()} has no time zone; add one, e.g. {value.isoformat()}+00:00"
+        )
+    return value
+
+
+def parse_time(text: str, what: str = "time") -> datetime:
+    """Parse an ISO-8601 time that carries its zone (``2023-02-13T09:00:00+00:00``)."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise MemstreamError(
+            f"{what} {text!r} is not an ISO-8601 time; write e.g. 2023-02-13T09:00:00+00:00"
+        ) from None
+    return require_aware(value, what)
+
+
+def to_epoch(value: datetime) -> float:
+    return require_aware(value).timestamp()
+
+
+def from_epoch(seconds: float) -> datetime:
+    return datetime.fromtimestamp(seconds, tz=UTC)

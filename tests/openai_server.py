@@ -1,0 +1,69 @@
+"""A tiny OpenAI-compatible HTTP server on 127.0.0.1 for tests, answering from a script.
+
+Each scripted reply is ``(status, content)``; chat requests pop the next one
+(a 200 answers with ``content`` as the assistant message). Embedding requests
+answer with a fixed 3-d vector per input. Every request body is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class ScriptedServer:
+    def __init__(self, script: list[tuple[int, str]]) -> None:
+        self.script = list(script)
+        self.requests: list[dict] = []
+        self.lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with outer.lock:
+                    outer.requests.append({"path": self.path, **body})
+                    if self.path.endswith("/embeddings"):
+                        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                        status, payload = 200, {"object": "list", "model": body["model"], "data": [
+                            {"object": "embedding", "index": i, "embedding": [1.0, float(len(t)), 0.5]}
+                            for i, t in enumerate(inputs)], "usage": {"prompt_tokens": 1, "total_tokens": 1}}
+                    else:
+                        status, content = outer.script.pop(0) if outer.script else (200, "ok")
+                        payload = _chat(body["model"], content) if status == 200 else {
+                            "error": {"message": content, "type": "server_error"}}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ScriptedServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    @property
+    def chat_requests(self) -> list[dict]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+
+def _chat(model: str, content: str) -> dict:
+    return {
+        "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13},
+    }

@@ -1,0 +1,88 @@
+"""Property tests: bounds, monotonicity of each component, owner isolation, persistence."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstream.models import HashEmbedder
+from memstream.stream import MemoryStream
+from tests.conftest import hours
+
+EMB = HashEmbedder(32)
+WORDS = st.sampled_from("cafe party park stove book paint music exam lunch friend".split())
+TEXTS = st.lists(WORDS, min_size=1, max_size=5).map(" ".join)
+memory = st.tuples(st.sampled_from(["ann", "bob", "cyd"]), TEXTS, st.integers(0, 500), st.integers(1, 10))
+SETTINGS = settings(max_examples=40, deadline=None)
+
+
+def _fill(stream: MemoryStream, memories: list[tuple[str, str, int, int]]) -> None:
+    for owner, text, hour, imp in memories:
+        stream.add(owner, text, at=hours(hour), importance=imp)
+
+
+@SETTINGS
+@given(st.lists(memory, min_size=1, max_size=30), TEXTS, st.integers(1, 40))
+def test_components_are_normalised_and_results_stay_with_their_owner(memories, query, k) -> None:
+    s = MemoryStream(":memory:", EMB)
+    _fill(s, memories)
+    for owner in s.owners():
+        got = s.retrieve(owner, query, now=hours(600), k=k, touch=False)
+        assert len(got) == min(k, s.count(owner))
+        assert {r.memory.owner for r in got} == {owner}
+        for r in got:
+            assert all(0.0 <= c <= 1.0 for c in (r.recency, r.importance, r.relevance))
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 10), min_size=2, max_size=12))
+def test_score_rises_with_importance_alone(importances: list[int]) -> None:
+    s = MemoryStream(":memory:", EMB)
+    _fill(s, [("ann", "the same text", 0, imp) for imp in importances])
+    got = s.retrieve("ann", "text", now=hours(1), k=len(importances), touch=False)
+    ordered = sorted(got, key=lambda r: r.memory.importance)
+    assert all(a.score <= b.score for a, b in zip(ordered, ordered[1:], strict=False))
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 1000), min_size=2, max_size=12))
+def test_score_rises_with_recency_alone(times: list[int]) -> None:
+    s = MemoryStream(":memory:", EMB)
+    _fill(s, [("ann", "the same text", h, 5) for h in times])
+    got = s.retrieve("ann", "text", now=hours(1001), k=len(times), touch=False)
+    ordered = sorted(got, key=lambda r: r.memory.last_accessed_at)
+    assert all(a.score <= b.score for a, b in zip(ordered, ordered[1:], strict=False))
+
+
+@SETTINGS
+@given(st.lists(TEXTS, min_size=2, max_size=12), TEXTS)
+def test_score_rises_with_relevance_alone(texts: list[str], query: str) -> None:
+    s = MemoryStream(":memory:", EMB)
+    _fill(s, [("ann", t, 0, 5) for t in texts])
+    got = s.retrieve("ann", query, now=hours(1), k=len(texts), touch=False)
+    ordered = sorted(got, key=lambda r: r.raw_relevance)
+    assert all(a.score <= b.score + 1e-9 for a, b in zip(ordered, ordered[1:], strict=False))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(memory, min_size=1, max_size=20), st.lists(st.tuples(st.integers(0, 19), st.integers(0, 900))))
+def test_persistence_round_trip(memories, accesses) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.db"
+        with MemoryStream(path, EMB) as s:
+            _fill(s, memories)
+            for i, hour in accesses:
+                if i < len(memories):
+                    owner = memories[i][0]
+                    s.record_access(owner, [i + 1], hours(hour))
+            state = s.get_state()
+            before = {o: [r.as_row() for r in s.retrieve(o, "party", now=hours(999), k=5, touch=False)]
+                      for o in s.owners()}
+        with MemoryStream(path, create=False) as s:
+            assert s.get_state() == state
+            after = {o: [r.as_row() for r in s.retrieve(o, "party", now=hours(999), k=5, touch=False)]
+                     for o in s.owners()}
+        assert before == after

@@ -1,0 +1,56 @@
+"""The score's building blocks: normalisation, recency, deterministic top-k."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from memstream.stream.scoring import minmax, recency, top_k
+
+finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
+
+
+@given(arrays(np.float64, st.integers(1, 50), elements=finite))
+def test_minmax_stays_in_unit_interval_and_keeps_order(values: np.ndarray) -> None:
+    out = minmax(values)
+    assert np.all((out >= 0) & (out <= 1)) and not np.isnan(out).any()
+    order = np.argsort(values, kind="stable")
+    assert np.all(np.diff(out[order]) >= 0)
+
+
+def test_constant_component_normalises_to_half() -> None:
+    assert np.all(minmax(np.full(5, 3.0)) == 0.5)
+    assert minmax(np.array([7.0]))[0] == 0.5
+    rows = minmax(np.array([[1.0, 1.0], [0.0, 2.0]]))
+    assert rows.tolist() == [[0.5, 0.5], [0.0, 1.0]]
+
+
+def test_recency_is_decay_to_the_hours_since_access() -> None:
+    last = np.array([0.0, 3600.0, 7200.0])
+    r = recency(last, now_s=7200.0, decay=0.995)
+    assert np.allclose(r, [0.995**2, 0.995, 1.0])
+    # an access after `now` counts as now, never above 1
+    assert recency(np.array([9000.0]), 7200.0, 0.995)[0] == 1.0
+
+
+@given(st.lists(st.floats(0, 1e7), min_size=2, max_size=30), st.floats(0.5, 1.0))
+def test_more_recent_access_never_has_lower_recency(lasts: list[float], decay: float) -> None:
+    last = np.array(lasts)
+    r = recency(last, now_s=1e7, decay=decay)
+    order = np.argsort(last)
+    assert np.all(np.diff(r[order]) >= 0)
+
+
+def test_top_k_breaks_ties_toward_newer_position() -> None:
+    scores = np.array([1.0, 2.0, 2.0, 0.5, 2.0])
+    assert top_k(scores, 2).tolist() == [4, 2]
+    assert top_k(scores, 10).tolist() == [4, 2, 1, 0, 3]
+
+
+@given(arrays(np.float64, st.integers(1, 60), elements=st.integers(0, 5).map(float)),
+       st.integers(1, 70))
+def test_top_k_matches_a_full_sort(scores: np.ndarray, k: int) -> None:
+    expected = sorted(range(len(scores)), key=lambda i: (-scores[i], -i))[:k]
+    assert top_k(scores, k).tolist() == expected

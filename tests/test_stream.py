@@ -1,0 +1,207 @@
+"""The stream's contract: append-only, owner-scoped, paper-exact retrieval, persisted exactly."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime
+
+import numpy as np
+import pytest
+
+from memstream.errors import MemstreamError
+from memstream.models import HashEmbedder, OfflineChatModel
+from memstream.stream import MemoryStream, Weights
+from tests.conftest import T0, hours
+
+
+def test_ids_increase_and_fields_round_trip(stream: MemoryStream) -> None:
+    a = stream.add("ann", "Ann is painting a portrait", at=T0, importance=4, metadata={"room": "studio"})
+    b = stream.add("bob", "Bob is fixing the bike", at=hours(1), importance=3, kind="plan")
+    assert (a.id, b.id) == (1, 2)
+    got = stream.get("ann", 1)
+    assert got.text == a.text and got.metadata == {"room": "studio"} and got.kind == "observation"
+    assert got.created_at == T0 and got.last_accessed_at == T0
+
+
+def test_importance_is_rated_by_the_chat_model_when_missing(stream: MemoryStream) -> None:
+    routine = stream.add("ann", "Ann is brushing her teeth", at=T0)
+    big = stream.add("ann", "Ann got engaged to Bob", at=T0)
+    assert routine.importance <= 2 and big.importance >= 8
+    assert stream.chat.usage.by_purpose["importance"].calls == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"text": "  "}, "text is empty"),
+        ({"importance": 11}, "importance"),
+        ({"importance": 0}, "importance"),
+        ({"at": datetime(2023, 2, 13, 8)}, "time zone"),
+        ({"kind": "Not A Kind"}, "kind"),
+        ({"owner": ""}, "owner"),
+    ],
+)
+def test_bad_memories_are_rejected_with_a_reason(stream: MemoryStream, fields: dict, problem: str) -> None:
+    args = {"owner": "ann", "text": "hello", "at": T0, "importance": 3} | fields
+    owner, text, at = args.pop("owner"), args.pop("text"), args.pop("at")
+    with pytest.raises(MemstreamError, match=problem):
+        stream.add(owner, text, at=at, **args)
+    assert stream.count() == 0
+
+
+def test_cites_must_exist_and_share_the_owner(stream: MemoryStream) -> None:
+    a = stream.add("ann", "Ann saw a fox", at=T0, importance=3)
+    b = stream.add("bob", "Bob saw a fox", at=T0, importance=3)
+    r = stream.add("ann", "Ann likes foxes", at=hours(1), importance=5, kind="reflection", cites=[a.id])
+    assert r.cites == (a.id,)
+    with pytest.raises(MemstreamError, match="does not exist"):
+        stream.add("ann", "x", at=T0, importance=3, cites=[99])
+    with pytest.raises(MemstreamError, match="another owner"):
+        stream.add("ann", "x", at=T0, importance=3, cites=[b.id])
+
+
+def test_rows_cannot_be_updated_or_deleted(stream: MemoryStream) -> None:
+    stream.add("ann", "Ann saw a fox", at=T0, importance=3)
+    stream.record_access("ann", [1], hours(1))
+    for sql in ("UPDATE memories SET text='y'", "DELETE FROM memories",
+                "UPDATE accesses SET accessed_s=0", "DELETE FROM accesses"):
+        with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+            stream.store.db.execute(sql + " WHERE 1")
+
+
+def test_retrieval_never_crosses_owners(stream: MemoryStream) -> None:
+    stream.add("ann", "the secret password is swordfish", at=T0, importance=9)
+    stream.add("bob", "Bob had lunch", at=T0, importance=2)
+    got = stream.retrieve("bob", "secret password swordfish", now=hours(1), k=10)
+    assert [r.memory.owner for r in got] == ["bob"]
+    with pytest.raises(MemstreamError, match="unknown owner"):
+        stream.retrieve("carol", "anything", now=hours(1))
+    with pytest.raises(MemstreamError, match="do not belong"):
+        stream.record_access("bob", [1], hours(1))
+
+
+def test_breakdown_is_the_papers_score(stream: MemoryStream) -> None:
+    texts = ["coffee at the cafe", "a quiet walk in the park", "the cafe party tonight"]
+    for i, t in enumerate(texts):
+        stream.add("ann", t, at=hours(i), importance=[2, 5, 8][i])
+    w = Weights(recency=0.5, importance=2.0, relevance=1.5, decay=0.99)
+    got = stream.retrieve("ann", "party at the cafe", now=hours(10), k=3, weights=w, touch=False)
+    for r in got:
+        assert r.raw_recency == pytest.approx(0.99 ** (10 - (r.memory.id - 1)))
+        assert r.raw_importance == r.memory.importance
+        assert r.score == pytest.approx(0.5 * r.recency + 2 * r.importance + 1.5 * r.relevance)
+    assert [r.rank for r in got] == [1, 2, 3]
+    assert [r.score for r in got] == sorted((r.score for r in got), reverse=True)
+    by_id = {r.memory.id: r for r in got}
+    assert by_id[1].importance == 0 and by_id[3].importance == 1 and by_id[2].importance == 0.5
+    assert by_id[1].recency == 0 and by_id[3].recency == 1
+
+
+def test_a_more_recently_accessed_memory_never_has_lower_recency(stream: MemoryStream) -> None:
+    # The reference code, as written, gives the least recently accessed memory the top recency.
+    for i in range(5):
+        stream.add("ann", f"event number {i}", at=hours(i), importance=5)
+    stream.record_access("ann", [2], hours(20))
+    got = stream.retrieve("ann", "event", now=hours(21), k=5, touch=False)
+    by_last = sorted(got, key=lambda r: r.memory.last_accessed_at)
+    assert all(a.raw_recency <= b.raw_recency for a, b in zip(by_last, by_last[1:], strict=False))
+    assert by_last[-1].memory.id == 2
+
+
+def test_touch_records_an_access_and_no_touch_does_not(stream: MemoryStream) -> None:
+    for i in range(4):
+        stream.add("ann", f"memory {i}", at=hours(i), importance=3)
+    stream.retrieve("ann", "memory", now=hours(10), k=2, touch=False)
+    assert stream.store.access_log("ann") == []
+    got = stream.retrieve("ann", "memory", now=hours(10), k=2)
+    log = stream.store.access_log("ann")
+    assert sorted(mid for mid, _ in log) == sorted(r.memory.id for r in got)
+    assert stream.get("ann", got[0].memory.id).last_accessed_at == hours(10)
+    # the breakdown shows the state it was scored on, before this access
+    assert got[0].memory.last_accessed_at < hours(10)
+
+
+def test_ties_break_toward_the_newer_memory(stream: MemoryStream) -> None:
+    for _ in range(3):
+        stream.add("ann", "same text", at=T0, importance=5)
+    got = stream.retrieve("ann", "same text", now=T0, k=3, touch=False)
+    assert [r.memory.id for r in got] == [3, 2, 1]
+    assert all(r.recency == r.importance == r.relevance == 0.5 for r in got)
+
+
+def test_batched_retrieval_equals_one_by_one(stream: MemoryStream) -> None:
+    rng = np.random.default_rng(0)
+    words = "cafe party park stove book paint music exam lunch friend".split()
+    for i in range(60):
+        owner = ["ann", "bob", "cyd"][i % 3]
+        stream.add(owner, " ".join(rng.choice(words, 4)), at=hours(i), importance=int(rng.integers(1, 11)))
+    requests = [("ann", "party music"), ("bob", "exam lunch"), ("ann", "stove"), ("cyd", "paint")]
+    batch = stream.retrieve_many(requests, now=hours(80), k=5, touch=False)
+    for (owner, q), got in zip(requests, batch, strict=True):
+        single = stream.retrieve(owner, q, now=hours(80), k=5, touch=False)
+        assert [r.memory.id for r in got] == [r.memory.id for r in single]
+        assert [r.score for r in got] == pytest.approx([r.score for r in single])
+
+
+def test_reopen_gives_identical_retrieval(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    rng = np.random.default_rng(1)
+    words = "cafe party park stove book paint music exam lunch friend".split()
+    with MemoryStream(path, HashEmbedder(64), chat=OfflineChatModel()) as s:
+        for i in range(40):
+            s.add("ann", " ".join(rng.choice(words, 5)), at=hours(i))
+        s.retrieve("ann", "party", now=hours(41), k=4)
+        before = [r.as_row() for r in s.retrieve("ann", "music exam", now=hours(50), k=8, touch=False)]
+    with MemoryStream(path, create=False, embedder=HashEmbedder(64)) as s:
+        after = [r.as_row() for r in s.retrieve("ann", "music exam", now=hours(50), k=8, touch=False)]
+    assert before == after
+
+
+def test_reopen_with_another_embedder_is_refused(tmp_path) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStream(path, HashEmbedder(64)) as s:
+        s.add("ann", "hello", at=T0, importance=3)
+    with pytest.raises(MemstreamError, match="64-d vectors.*open it with --embedder hash-64"):
+        MemoryStream(path, HashEmbedder(32))
+    with MemoryStream(path) as s:  # its own embedder by default
+        assert s.embedder.name == "hash-64"
+
+
+def test_not_a_stream_is_refused(tmp_path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(MemstreamError, match="not a memstream stream"):
+        MemoryStream(junk, HashEmbedder(8))
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t(x)")
+    with pytest.raises(MemstreamError, match="not a memstream stream"):
+        MemoryStream(other, HashEmbedder(8))
+    with pytest.raises(MemstreamError, match="no stream at"):
+        MemoryStream(tmp_path / "missing.db", HashEmbedder(8), create=False)
+
+
+def test_state_round_trip(stream: MemoryStream) -> None:
+    a = stream.add("ann", "Ann saw a fox", at=T0, importance=3)
+    stream.add("ann", "Ann likes foxes", at=hours(1), importance=6, kind="reflection", cites=[a.id])
+    stream.add("bob", "Bob cooks", at=hours(2), importance=2)
+    stream.record_access("ann", [a.id], hours(5))
+    copy = MemoryStream(":memory:", HashEmbedder(64))
+    copy.set_state(stream.get_state())
+    assert copy.get_state() == stream.get_state()
+    assert copy.get("ann", a.id).last_accessed_at == hours(5)
+
+
+def test_approximate_index_agrees_with_exact_on_a_small_stream() -> None:
+    emb = HashEmbedder(64)
+    exact = MemoryStream(":memory:", emb)
+    approx = MemoryStream(":memory:", emb, index="hnsw")
+    rng = np.random.default_rng(2)
+    words = [f"w{i}" for i in range(200)]
+    for s in (exact, approx):
+        rng = np.random.default_rng(2)
+        for i in range(300):
+            s.add("ann", " ".join(rng.choice(words, 6)), at=hours(i), importance=int(rng.integers(1, 11)))
+    e = exact.retrieve("ann", "w1 w2 w3", now=hours(400), k=10, touch=False)
+    a = approx.retrieve("ann", "w1 w2 w3", now=hours(400), k=10, touch=False)
+    overlap = len({r.memory.id for r in e} & {r.memory.id for r in a})
+    assert overlap >= 8

@@ -84,7 +84,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # argparse: --help (0) or a usage error (2)
+        return int(stop.code or 0)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
         "demo": cmd_demo,

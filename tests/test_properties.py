@@ -13,7 +13,7 @@ from memstream.stream import MemoryStream
 from tests.conftest import hours
 
 EMB = HashEmbedder(32)
-WORDS = st.sampled_from("cafe party park stove book paint music exam lunch friend".split())
+WORDS = st.sampled_from(["cafe", "party", "park", "stove", "book", "paint", "music", "exam", "lunch", "friend"])
 TEXTS = st.lists(WORDS, min_size=1, max_size=5).map(" ".join)
 memory = st.tuples(st.sampled_from(["ann", "bob", "cyd"]), TEXTS, st.integers(0, 500), st.integers(1, 10))
 SETTINGS = settings(max_examples=40, deadline=None)

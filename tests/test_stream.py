@@ -131,7 +131,7 @@ def test_ties_break_toward_the_newer_memory(stream: MemoryStream) -> None:
 
 def test_batched_retrieval_equals_one_by_one(stream: MemoryStream) -> None:
     rng = np.random.default_rng(0)
-    words = "cafe party park stove book paint music exam lunch friend".split()
+    words = ["cafe", "party", "park", "stove", "book", "paint", "music", "exam", "lunch", "friend"]
     for i in range(60):
         owner = ["ann", "bob", "cyd"][i % 3]
         stream.add(owner, " ".join(rng.choice(words, 4)), at=hours(i), importance=int(rng.integers(1, 11)))
@@ -146,7 +146,7 @@ def test_batched_retrieval_equals_one_by_one(stream: MemoryStream) -> None:
 def test_reopen_gives_identical_retrieval(tmp_path) -> None:
     path = tmp_path / "s.db"
     rng = np.random.default_rng(1)
-    words = "cafe party park stove book paint music exam lunch friend".split()
+    words = ["cafe", "party", "park", "stove", "book", "paint", "music", "exam", "lunch", "friend"]
     with MemoryStream(path, HashEmbedder(64), chat=OfflineChatModel()) as s:
         for i in range(40):
             s.add("ann", " ".join(rng.choice(words, 5)), at=hours(i))

@@ -182,7 +182,7 @@ def cmd_inspect(args: argparse.Namespace) -> int:
         if args.owner:
             memories = stream.memories(args.owner)
             if args.json:
-                print(json.dumps([m.model_dump(mode="json") for m in memories], indent=2))
+                print(json.dumps([m.to_dict() for m in memories], indent=2))
                 return 0
             for m in memories:
                 cites = f" cites {list(m.cites)}" if m.cites else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,3 +87,48 @@ def test_persistence_round_trip(memories, accesses) -> None:
             after = {o: [r.as_row() for r in s.retrieve(o, "party", now=hours(999), k=5, touch=False)]
                      for o in s.owners()}
         assert before == after
+
+
+def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k: int, w
+                   ) -> tuple[list[int], dict[int, float]]:
+    """The paper's score written plainly, one memory at a time (no caching, no affine tricks)."""
+    import numpy as np
+
+    q = stream.embedder.embed([query])[0]
+    mems = stream.memories(owner)
+    vecs = stream.embedder.embed([m.text for m in mems])
+    rec = [w.decay ** max(0.0, now_h - (m.last_accessed_at - hours(0)).total_seconds() / 3600) for m in mems]
+    imp = [float(m.importance) for m in mems]
+    rel = [float(np.dot(v, q)) for v in vecs]
+
+    def norm(xs: list[float]) -> list[float]:
+        lo, hi = min(xs), max(xs)
+        return [(x - lo) / (hi - lo) if hi > lo else 0.5 for x in xs]
+
+    rec, imp, rel = norm(rec), norm(imp), norm(rel)
+    total = [w.recency * a + w.importance * b + w.relevance * c for a, b, c in zip(rec, imp, rel, strict=True)]
+    order = sorted(range(len(mems)), key=lambda i: (-round(total[i], 9), -mems[i].id))
+    return [mems[i].id for i in order[:k]], {m.id: t for m, t in zip(mems, total, strict=True)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(memory, min_size=1, max_size=25),
+       st.lists(st.tuples(TEXTS, st.integers(0, 700), st.booleans()), min_size=1, max_size=6),
+       st.floats(0.5, 1.0), st.tuples(st.floats(0, 3), st.floats(0, 3), st.floats(0, 3)))
+def test_retrieval_matches_a_plain_reference_through_adds_and_touches(memories, queries, decay, ws) -> None:
+    from memstream.stream import Weights
+
+    w = Weights(recency=ws[0], importance=ws[1], relevance=ws[2], decay=decay)
+    s = MemoryStream(":memory:", EMB)
+    _fill(s, memories)
+    for query, hour, touch in queries:
+        owner = memories[0][0]
+        got = s.retrieve(owner, query, now=hours(hour), k=5, weights=w, touch=False)
+        expected, ref = _reference_top(s, owner, query, hour, 5, w)
+        got_ids = [r.memory.id for r in got]
+        # the same ranking, up to the order of scores equal within float rounding
+        assert [round(ref[i], 9) for i in got_ids] == [round(ref[i], 9) for i in expected]
+        assert [r.score for r in got] == pytest.approx([ref[i] for i in got_ids], abs=1e-9)
+        if touch:
+            s.retrieve(owner, query, now=hours(hour), k=2, weights=w)
+        s.add(owner, query, at=hours(hour), importance=5)

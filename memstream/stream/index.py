@@ -80,6 +80,10 @@ class OwnerIndex:
         self.last_access_s = _Column(np.float64)
         self.importance = _Column(np.float64)
         self._importance_norm: np.ndarray | None = None
+        self._last_max = -np.inf
+        self._version = 0  # bumped by every add and touch
+        self._static_key: tuple | None = None
+        self._static: tuple[np.ndarray, np.ndarray, _Affine] | None = None
 
     def __len__(self) -> int:
         return self.ids.size
@@ -92,6 +96,8 @@ class OwnerIndex:
         self.last_access_s.extend(created_s if last_access_s is None else last_access_s)
         self.importance.extend(importance)
         self._importance_norm = None
+        self._last_max = max(self._last_max, float(self.last_access_s.values[-len(ids):].max()))
+        self._version += 1
 
     def positions_of(self, ids: np.ndarray) -> np.ndarray:
         """Positions of ``ids`` (ids grow with position, so a binary search finds them)."""
@@ -100,6 +106,8 @@ class OwnerIndex:
     def touch(self, positions: np.ndarray, at_s: float) -> None:
         col = self.last_access_s.values
         col[positions] = np.maximum(col[positions], at_s)
+        self._last_max = max(self._last_max, at_s)
+        self._version += 1
 
     def vectors(self) -> np.ndarray:
         """The stored vectors, read in place from FAISS (valid until the next add)."""
@@ -114,45 +122,121 @@ class OwnerIndex:
 
     def score(self, queries: np.ndarray, now_s: float, weights: Weights, k: int) -> list[Scored]:
         """Score every query in ``queries`` (b, dim) against this owner's memories."""
-        raw_rec = recency(self.last_access_s.values, now_s, weights.decay)
-        rec = minmax(raw_rec)
-        imp = self._normalised_importance()
-        static = weights.recency * rec + weights.importance * imp
+        static, ref_rec, rec = self._recency_importance(now_s, weights)
+        parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s)
         if self.kind == "flat":
-            return self._score_exact(queries, static, raw_rec, rec, imp, weights, k)
-        return self._score_approximate(queries, static, raw_rec, rec, imp, weights, k)
+            return self._score_exact(queries, parts, weights, k)
+        return self._score_approximate(queries, parts, weights, k)
 
-    def _score_exact(self, queries: np.ndarray, static: np.ndarray, raw_rec: np.ndarray,
-                     rec: np.ndarray, imp: np.ndarray, weights: Weights, k: int) -> list[Scored]:
+    def _recency_importance(self, now_s: float, weights: Weights) -> tuple[np.ndarray, np.ndarray, _Affine]:
+        """The query-independent part of the score, in ranking form, and recency's normaliser.
+
+        Two facts keep this cheap. Min-max normalisation is affine, ``(v - lo) *
+        scale``, and the ``-lo * scale`` offset shifts every memory alike, so
+        ranking needs only ``v * scale``; the offset is restored for the k
+        returned. And recency is ``decay ** (now - last)``: a factor
+        ``decay ** now`` common to all memories, which min-max normalisation
+        cancels. So once ``now`` is past every access, normalised recency does
+        not depend on ``now`` at all, and this part is cached until the next
+        add or access.
+        """
+        ref_s = min(now_s, self._last_max)
+        key = (self._version, ref_s, weights.decay, weights.recency, weights.importance)
+        if key != self._static_key or self._static is None:
+            ref_rec = recency(self.last_access_s.values, ref_s, weights.decay)
+            rec = _Affine.of(ref_rec)
+            static = ref_rec * (weights.recency * rec.scale)
+            if weights.importance:
+                static += weights.importance * self._normalised_importance()
+            self._static_key, self._static = key, (static, ref_rec, rec)
+        return self._static
+
+    def _scored(self, pos: np.ndarray, parts: _Parts, raw_rel: np.ndarray, rel: _Affine,
+                weights: Weights) -> Scored:
+        """The k chosen memories, with every component in its true normalised form."""
+        rec_n, rel_n = parts.rec.apply(parts.ref_rec[pos]), rel.apply(raw_rel.astype(np.float64))
+        imp_n = parts.imp[pos]
+        total = weights.recency * rec_n + weights.importance * imp_n + weights.relevance * rel_n
+        raw_rec = recency(self.last_access_s.values[pos], parts.now_s, weights.decay)
+        return Scored(pos, total, rec_n, imp_n, rel_n, raw_rec, self.importance.values[pos], raw_rel)
+
+    def _score_exact(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int) -> list[Scored]:
         x = self.vectors()
         raw_rel = x @ queries[0] if len(queries) == 1 else queries @ x.T
         raw_rel = raw_rel.reshape(len(queries), -1)
-        rel = minmax(raw_rel)
         out = []
-        for i in range(len(queries)):
-            total = static + weights.relevance * rel[i]
+        for row in raw_rel:
+            rel = _Affine.of(row)
+            total = row * np.float32(weights.relevance * rel.scale) + parts.static
             pos = top_k(total, k)
-            out.append(Scored(pos, total[pos], rec[pos], imp[pos], rel[i, pos],
-                              raw_rec[pos], self.importance.values[pos], raw_rel[i, pos]))
+            out.append(self._scored(pos, parts, row[pos], rel, weights))
         return out
 
-    def _score_approximate(self, queries: np.ndarray, static: np.ndarray, raw_rec: np.ndarray,
-                           rec: np.ndarray, imp: np.ndarray, weights: Weights,
+    def _score_approximate(self, queries: np.ndarray, parts: _Parts, weights: Weights,
                            k: int) -> list[Scored]:
-        n_cand = min(len(self), max(4 * k, MIN_CANDIDATES))
-        self.index.hnsw.efSearch = max(n_cand, 64)
-        _, nearest = self.index.search(np.ascontiguousarray(queries, dtype=np.float32), n_cand)
-        by_static = top_k(static, n_cand)
+        """HNSW candidates by relevance, unioned with the best by recency + importance.
+
+        The relevance range comes from two searches (q finds the maximum, -q
+        the minimum). Candidates double until the k-th best candidate beats
+        the bound on every memory left out (Fagin's threshold algorithm), so
+        the result is exact whenever HNSW finds the true nearest neighbours.
+        """
         x = self.vectors()
+        n = len(self)
+        static = parts.static
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
         out = []
-        for i, q in enumerate(queries):
-            cand = np.union1d(nearest[i][nearest[i] >= 0], by_static)
-            raw_rel = x[cand] @ q
-            rel = minmax(raw_rel)
-            total = static[cand] + weights.relevance * rel
-            best = top_k(total, k)
-            # top_k breaks ties by position within ``cand``, which is sorted, so newer ids win.
-            pos = cand[best]
-            out.append(Scored(pos, total[best], rec[pos], imp[pos], rel[best],
-                              raw_rec[pos], self.importance.values[pos], raw_rel[best]))
+        for q in queries:
+            n_cand = min(n, max(4 * k, MIN_CANDIDATES))
+            while True:
+                self.index.hnsw.efSearch = max(n_cand, 64)
+                sims, nearest = self.index.search(np.vstack([q, -q]), n_cand)
+                found = nearest[0][nearest[0] >= 0]
+                rel = _Affine(float(-sims[1][0]), float(sims[0][0]))
+                by_static = top_k(static, n_cand)
+                cand = np.union1d(found, by_static)
+                raw_rel = x[cand] @ q
+                total = static[cand] + weights.relevance * rel.scale * raw_rel
+                best = top_k(total, k)  # cand is sorted, so ties still go to newer ids
+                bound = static[by_static[-1]] + weights.relevance * rel.scale * float(sims[0][len(found) - 1])
+                if n_cand >= n or total[best[-1]] >= bound:
+                    break
+                n_cand = min(n, 2 * n_cand)
+            out.append(self._scored(cand[best], parts, raw_rel[best], rel, weights))
         return out
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """Min-max normalisation as ``(v - lo) * scale``; a constant component maps to 0.5."""
+
+    lo: float
+    hi: float
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> _Affine:
+        return cls(float(values.min()), float(values.max()))
+
+    @property
+    def scale(self) -> float:
+        return 1.0 / (self.hi - self.lo) if self.hi > self.lo else 0.0
+
+    def apply(self, values: np.ndarray) -> np.ndarray:
+        """Normalise; values outside [lo, hi] (approximate mode's estimate) are clipped."""
+        if self.hi <= self.lo:
+            return np.full(values.shape, 0.5)
+        out = (values - self.lo) / (self.hi - self.lo)
+        if values.min() < self.lo or values.max() > self.hi:
+            np.clip(out, 0.0, 1.0, out=out)
+        return out
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What every query of one call shares: the static score and its pieces."""
+
+    static: np.ndarray
+    ref_rec: np.ndarray
+    rec: _Affine
+    imp: np.ndarray
+    now_s: float

@@ -1,18 +1,16 @@
-"""The records of a memory stream: a memory, and a memory as recalled with its score.
+"""The records of a memory stream: a memory, the retrieval weights, and a memory as recalled.
 
-These are the stream's boundary types (pydantic, frozen): what a caller gets
-back and what ``memstream import`` reads. Inside, the stream keeps plain numpy
-columns per owner.
+Weights are a pydantic model (they come from users and the command line);
+memories and recalls are frozen dataclasses built in bulk on the retrieval path.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from memstream.timeutil import require_aware
+from pydantic import BaseModel, ConfigDict, Field
 
 OBSERVATION = "observation"
 REFLECTION = "reflection"
@@ -25,10 +23,13 @@ MIN_IMPORTANCE = 1
 MAX_IMPORTANCE = 10
 
 
-class Memory(BaseModel):
-    """One entry of an agent's stream. Immutable once written."""
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One entry of an agent's stream, as read back. Immutable once written.
 
-    model_config = ConfigDict(frozen=True)
+    A plain dataclass: memories are validated on the way in (:class:`NewMemory`)
+    and retrieval builds many of these on its hot path.
+    """
 
     id: int
     owner: str
@@ -36,14 +37,16 @@ class Memory(BaseModel):
     text: str
     created_at: datetime
     last_accessed_at: datetime
-    importance: int = Field(ge=MIN_IMPORTANCE, le=MAX_IMPORTANCE)
+    importance: int
     cites: tuple[int, ...] = ()
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
 
-    @field_validator("created_at", "last_accessed_at")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return require_aware(value)
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (times as ISO-8601 strings)."""
+        return {"id": self.id, "owner": self.owner, "kind": self.kind, "text": self.text,
+                "created_at": self.created_at.isoformat(),
+                "last_accessed_at": self.last_accessed_at.isoformat(),
+                "importance": self.importance, "cites": list(self.cites), "metadata": self.metadata}
 
 
 class Weights(BaseModel):
@@ -60,10 +63,9 @@ class Weights(BaseModel):
     decay: float = Field(default=0.995, gt=0.0, le=1.0)
 
 
-class Recall(BaseModel):
+@dataclass(frozen=True, slots=True)
+class Recall:
     """A memory as retrieval saw it: the raw and normalised components and the total."""
-
-    model_config = ConfigDict(frozen=True)
 
     memory: Memory
     rank: int

@@ -34,6 +34,8 @@ from memstream.stream.store import Row, Store, encode_json
 from memstream.timeutil import from_epoch, require_aware, to_epoch
 
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
+#: Parsed rows kept for recently recalled memories (rows are immutable, so this never goes stale).
+ROW_CACHE_SIZE = 50_000
 
 
 class NewMemory(BaseModel):
@@ -104,6 +106,7 @@ class MemoryStream:
         self.weights = weights or Weights()
         self.index_kind = index
         self._owners: dict[str, OwnerIndex] = {}
+        self._row_cache: dict[int, _Parsed] = {}
         self._load()
 
     # -- opening -----------------------------------------------------------------------------
@@ -183,7 +186,7 @@ class MemoryStream:
                 np.array([rows[i][0] for i in idx], dtype=np.int64), vectors[idx],
                 np.array([rows[i][5] for i in idx], dtype=np.float64),
                 np.array([importance[i] for i in idx], dtype=np.float64))
-        return [_memory(row, row[5]) for row in rows]
+        return [_memory(_parse(row), row[5]) for row in rows]
 
     def check_cites(self, items: list[NewMemory], first_id: int) -> None:
         cited = sorted({c for it in items for c in it.cites})
@@ -260,15 +263,15 @@ class MemoryStream:
             raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
         now_s = to_epoch(require_aware(now, "now"))
         scored = index.score(queries, now_s, weights, k)
-        rows = self.store.rows(np.unique(np.concatenate([index.ids.values[s.positions]
-                                                         for s in scored])).tolist())
+        rows = self._rows(np.concatenate([index.ids.values[s.positions] for s in scored]).tolist())
         last = index.last_access_s.values
         results = [
-            [Recall(memory=_memory(rows[int(index.ids.values[p])], float(last[p])), rank=r + 1,
-                    score=float(s.score[r]), recency=float(s.recency[r]),
-                    importance=float(s.importance[r]), relevance=float(s.relevance[r]),
-                    raw_recency=float(s.raw_recency[r]), raw_importance=float(s.raw_importance[r]),
-                    raw_relevance=float(s.raw_relevance[r]), weights=weights)
+            [Recall(
+                memory=_memory(rows[int(index.ids.values[p])], float(last[p])), rank=r + 1,
+                score=float(s.score[r]), recency=float(s.recency[r]),
+                importance=float(s.importance[r]), relevance=float(s.relevance[r]),
+                raw_recency=float(s.raw_recency[r]), raw_importance=float(s.raw_importance[r]),
+                raw_relevance=float(s.raw_relevance[r]), weights=weights)
              for r, p in enumerate(s.positions)]
             for s in scored
         ]
@@ -277,18 +280,29 @@ class MemoryStream:
             self.record_access(owner, index.ids.values[touched].tolist(), now)
         return results
 
+    def _rows(self, ids: list[int]) -> dict[int, _Parsed]:
+        """Parsed rows for ``ids``; rows never change, so recently read ones are kept."""
+        cache = self._row_cache
+        missing = [i for i in ids if i not in cache]
+        if missing:
+            for mid, row in self.store.rows(missing).items():
+                cache[mid] = _parse(row)
+            while len(cache) > ROW_CACHE_SIZE:
+                del cache[next(iter(cache))]
+        return {i: cache[i] for i in ids}
+
     def get(self, owner: str, memory_id: int) -> Memory:
         index = self._owner(owner)
         pos = int(index.positions_of(np.array([memory_id]))[0])
         if pos >= len(index) or index.ids.values[pos] != memory_id:
             raise MemstreamError(f"no memory {memory_id} for owner {owner!r}")
-        return _memory(self.store.rows([memory_id])[memory_id], float(index.last_access_s.values[pos]))
+        return _memory(self._rows([memory_id])[memory_id], float(index.last_access_s.values[pos]))
 
     def memories(self, owner: str) -> list[Memory]:
         """All of ``owner``'s memories, oldest id first."""
         index = self._owner(owner)
         last = index.last_access_s.values
-        return [_memory(row, float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
+        return [_memory(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
 
     def owners(self) -> list[str]:
         return sorted(o for o, ix in self._owners.items() if len(ix))
@@ -309,7 +323,7 @@ class MemoryStream:
         """Everything in the stream as JSON-ready data (memories and the access log)."""
         return {
             "embedder": self.embedder.name,
-            "memories": [m.model_dump(mode="json", exclude={"last_accessed_at"})
+            "memories": [{k: v for k, v in m.to_dict().items() if k != "last_accessed_at"}
                          for o in self.owners() for m in self.memories(o)],
             "accesses": [[mid, at] for o in self.owners() for mid, at in self.store.access_log(o)],
         }
@@ -341,10 +355,19 @@ class MemoryStream:
                 f"owners={len(self.owners())}, memories={self.count()})")
 
 
-def _memory(row: Row, last_access_s: float) -> Memory:
+# A memory's immutable fields, parsed: id, owner, kind, text, created_at, created_s, importance,
+# cites, metadata.
+_Parsed = tuple[int, str, str, str, datetime, float, int, tuple[int, ...], dict[str, Any]]
+
+
+def _parse(row: Row) -> _Parsed:
     mid, owner, kind, text, created_at, created_s, importance, cites, metadata = row
-    created = datetime.fromisoformat(created_at)
+    return (mid, owner, kind, text, datetime.fromisoformat(created_at), created_s, importance,
+            tuple(json.loads(cites)) if cites != "[]" else (),
+            json.loads(metadata) if metadata != "{}" else {})
+
+
+def _memory(parsed: _Parsed, last_access_s: float) -> Memory:
+    mid, owner, kind, text, created, created_s, importance, cites, metadata = parsed
     last = created if last_access_s <= created_s else from_epoch(last_access_s).astimezone(created.tzinfo)
-    return Memory(id=mid, owner=owner, kind=kind, text=text, created_at=created,
-                  last_accessed_at=last, importance=importance, cites=tuple(json.loads(cites)),
-                  metadata=json.loads(metadata))
+    return Memory(mid, owner, kind, text, created, last, importance, cites, dict(metadata))

@@ -96,13 +96,24 @@ def naive_retrieve(memories: list[dict], q: list[float], now_h: float, w: Weight
 
 
 def timed(fn, repeats: int) -> float:  # noqa: ANN001
-    fn()
-    samples = []
+    return timed_pair(fn, None, repeats)[0]
+
+
+def timed_pair(fa, fb, repeats: int) -> tuple[float, float]:  # noqa: ANN001
+    """Median milliseconds of ``fa`` and ``fb``, run alternately so machine drift hits both alike."""
+    fa()
+    if fb:
+        fb()
+    a, b = [], []
     for _ in range(repeats):
         start = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
+        fa()
+        a.append((time.perf_counter() - start) * 1000)
+        if fb:
+            start = time.perf_counter()
+            fb()
+            b.append((time.perf_counter() - start) * 1000)
+    return statistics.median(a), statistics.median(b) if b else 0.0
 
 
 def measure(n: int, approx: bool, seed: int = 0) -> dict:
@@ -117,9 +128,6 @@ def measure(n: int, approx: bool, seed: int = 0) -> dict:
     q0 = queries[0]
     x = stream._owners["agent"].vectors()
 
-    memstream_ms = timed(lambda: stream.search("agent", q0, now=now, k=K, touch=False), repeats)
-    batch_ms = timed(lambda: stream.search("agent", queries, now=now, k=K, touch=False), max(3, repeats // 20))
-
     def floor() -> None:
         scores = x @ q0
         np.argpartition(-scores, K)[:K]
@@ -128,8 +136,10 @@ def measure(n: int, approx: bool, seed: int = 0) -> dict:
         scores = queries @ x.T
         np.argpartition(-scores, K, axis=1)[:, :K]
 
-    floor_ms = timed(floor, repeats)
-    floor_batch_ms = timed(floor_batch, max(3, repeats // 20))
+    memstream_ms, floor_ms = timed_pair(
+        lambda: stream.search("agent", q0, now=now, k=K, touch=False), floor, repeats)
+    batch_ms, floor_batch_ms = timed_pair(
+        lambda: stream.search("agent", queries, now=now, k=K, touch=False), floor_batch, max(3, repeats // 20))
 
     naive_ms = naive_numpy_ms = None
     if n <= NAIVE_MAX_N:

@@ -101,11 +101,12 @@ def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k
     imp = [float(m.importance) for m in mems]
     rel = [float(np.dot(v, q)) for v in vecs]
 
-    def norm(xs: list[float]) -> list[float]:
+    def norm(xs: list[float], tolerance: float = 0.0) -> list[float]:
         lo, hi = min(xs), max(xs)
-        return [(x - lo) / (hi - lo) if hi > lo else 0.5 for x in xs]
+        return [(x - lo) / (hi - lo) if hi - lo > tolerance else 0.5 for x in xs]
 
-    rec, imp, rel = norm(rec), norm(imp), norm(rel)
+    # float32 cosines: a spread under 1e-6 is rounding noise and counts as constant
+    rec, imp, rel = norm(rec), norm(imp), norm(rel, 1e-6)
     total = [w.recency * a + w.importance * b + w.relevance * c for a, b, c in zip(rec, imp, rel, strict=True)]
     order = sorted(range(len(mems)), key=lambda i: (-round(total[i], 9), -mems[i].id))
     return [mems[i].id for i in order[:k]], {m.id: t for m, t in zip(mems, total, strict=True)}

@@ -24,6 +24,9 @@ from memstream.stream.scoring import minmax, recency, top_k
 IndexKind = Literal["flat", "hnsw"]
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw")
 HNSW_NEIGHBOURS = 32
+#: Cosines are float32: a spread of relevance below this is rounding noise, which
+#: min-max normalisation would blow up to the full [0, 1] range; it counts as constant.
+RELEVANCE_TOLERANCE = 1e-6
 #: Approximate mode scores at least this many candidates from each side.
 MIN_CANDIDATES = 100
 
@@ -166,7 +169,7 @@ class OwnerIndex:
         raw_rel = raw_rel.reshape(len(queries), -1)
         out = []
         for row in raw_rel:
-            rel = _Affine.of(row)
+            rel = _Affine.of(row, RELEVANCE_TOLERANCE)
             total = row * np.float32(weights.relevance * rel.scale) + parts.static
             pos = top_k(total, k)
             out.append(self._scored(pos, parts, row[pos], rel, weights))
@@ -192,7 +195,7 @@ class OwnerIndex:
                 self.index.hnsw.efSearch = max(n_cand, 64)
                 sims, nearest = self.index.search(np.vstack([q, -q]), n_cand)
                 found = nearest[0][nearest[0] >= 0]
-                rel = _Affine(float(-sims[1][0]), float(sims[0][0]))
+                rel = _Affine.of(np.array([-sims[1][0], sims[0][0]]), RELEVANCE_TOLERANCE)
                 by_static = top_k(static, n_cand)
                 cand = np.union1d(found, by_static)
                 raw_rel = x[cand] @ q
@@ -214,8 +217,9 @@ class _Affine:
     hi: float
 
     @classmethod
-    def of(cls, values: np.ndarray) -> _Affine:
-        return cls(float(values.min()), float(values.max()))
+    def of(cls, values: np.ndarray, tolerance: float = 0.0) -> _Affine:
+        lo, hi = float(values.min()), float(values.max())
+        return cls(lo, hi if hi - lo > tolerance else lo)
 
     @property
     def scale(self) -> float:

@@ -32,7 +32,7 @@ def _positive_int(text: str) -> int:
 
 def _models(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
-    p.add_argument("--embedder", help="wordllama (default), minilm, hash or openai:MODEL "
+    p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL "
                    "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
 
 

@@ -100,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memstream: interrupted; everything committed before this is kept", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
 
 
 # -- commands ---------------------------------------------------------------------------------
@@ -208,7 +211,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from importlib.resources import files
 
     example = Path(str(files("memstream") / "examples" / "isabella.jsonl"))
-    args.stream = args.out
+    if args.out != ":memory:" and Path(args.out).exists():
+        raise MemstreamError(f"{args.out} already exists; give the demo a new --out path")
     from memstream.stream.jsonl import import_jsonl
 
     with _open(args.out, args, create=True, chat=True) as stream:
@@ -224,7 +228,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
                       f"{r.importance:.2f} + relevance {r.relevance:.2f}   [{r.memory.kind}, imp "
                       f"{r.memory.importance}] {_short(r.memory.text, 60)}")
             print()
-    print("Try: memstream recall STREAM --owner NAME --query TEXT --json   (see README)")
+    print("With the paper's equal weights, recent and important memories can outrank relevant ones;\n"
+          "compare: memstream demo --out demo.db && memstream recall demo.db --owner "
+          "'Isabella Rodriguez' --query 'breakfast' --weights 0.5,0.5,2 --no-touch")
     return 0
 
 

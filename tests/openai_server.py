@@ -1,14 +1,17 @@
 """A tiny OpenAI-compatible HTTP server on 127.0.0.1 for tests, answering from a script.
 
 Each scripted reply is ``(status, content)``; chat requests pop the next one
-(a 200 answers with ``content`` as the assistant message). Embedding requests
+(a 200 answers with ``content`` as the assistant message; status 0 stalls for
+``content`` seconds, to provoke a client timeout). Embedding requests
 answer with a fixed 3-d vector per input. Every request body is recorded.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -25,6 +28,7 @@ class ScriptedServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stall = 0.0
                 with outer.lock:
                     outer.requests.append({"path": self.path, **body})
                     if self.path.endswith("/embeddings"):
@@ -34,9 +38,17 @@ class ScriptedServer:
                             for i, t in enumerate(inputs)], "usage": {"prompt_tokens": 1, "total_tokens": 1}}
                     else:
                         status, content = outer.script.pop(0) if outer.script else (200, "ok")
+                        stall = float(content) if status == 0 else 0.0
+                        if stall:  # a stalled server: it answers late, after the client gave up
+                            status, content = 200, "late"
                         payload = _chat(body["model"], content) if status == 200 else {
                             "error": {"message": content, "type": "server_error"}}
+                time.sleep(stall)
                 data = json.dumps(payload).encode()
+                with contextlib.suppress(BrokenPipeError):  # the client timed out and left
+                    self._reply(status, data)
+
+            def _reply(self, status: int, data: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

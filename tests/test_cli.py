@@ -124,3 +124,10 @@ def test_usage_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
 def test_demo_runs_offline(capsys) -> None:
     code, out, _ = run(capsys, "demo", *HASH)
     assert code == 0 and "Built a stream of 27 memories" in out and "total" in out
+
+
+def test_demo_will_not_append_to_an_existing_file(capsys, tmp_path: Path) -> None:
+    out = str(tmp_path / "demo.db")
+    assert run(capsys, "demo", "--out", out, *HASH)[0] == 0
+    code, _, err = run(capsys, "demo", "--out", out, *HASH)
+    assert code == 2 and "already exists" in err

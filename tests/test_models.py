@@ -118,6 +118,13 @@ def test_openai_chat_retries_rate_limits_and_server_errors_over_http() -> None:
         assert usage.calls == 2 and usage.prompt_tokens == 22 and usage.completion_tokens == 4
 
 
+def test_openai_retries_a_timeout() -> None:
+    with ScriptedServer([(0, "1.0"), (200, "Rating: 4")]) as server:
+        chat = OpenAIChat("m", base_url=server.url, api_key="k", timeout=0.3, backoff_s=0.01)
+        assert rate_importance(chat, ["Ann met Bob"]) == [4]
+        assert len(server.chat_requests) == 2
+
+
 def test_openai_gives_up_after_its_retries_with_a_clear_error() -> None:
     with ScriptedServer([(503, "down")] * 3) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", retries=2, backoff_s=0.01)

@@ -64,6 +64,8 @@ def main() -> None:
     with threadpool_limits(limits=1):
         for spec in args.embedders.split(","):
             embedder = make_embedder(spec)
+            if hasattr(embedder, "threads"):
+                embedder.threads = 1  # pinned like BLAS, before the session is made
             hits = {k: 0 for k in ks}
             n = skipped = sentences = 0
             seconds = 0.0

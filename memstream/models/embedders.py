@@ -74,13 +74,14 @@ class MiniLMEmbedder(Embedder):
 
     Texts are sorted by length and batched so a batch pads only to its own
     longest text; padding every batch to the longest text in the call was ten
-    times slower.
+    times slower. ``threads=0`` lets onnxruntime use every core (2 threads
+    embedded 1.9x faster than 1 on the 2-core development machine).
     """
 
     name = "minilm-l6-int8"
     dim = 384
 
-    def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int = 1) -> None:
+    def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int = 0) -> None:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.threads = threads

@@ -1,0 +1,193 @@
+"""Every retriever on the same memories of the same run, scored with the same metrics.
+
+Retrieval for evaluation records no accesses: each question meets the stream as
+ingested, at its own time. ``bm25`` is the plain baseline over each memory's
+text; the others find a memory by its keys (its text and, for LoCoMo turns, the
+turn in context), taking the best key. The generative score reuses the stream's own
+normalisation, recency and tie-breaking (``memstream.stream.scoring``).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import bm25s
+import numpy as np
+import Stemmer
+from tqdm import tqdm
+
+from memstream.errors import MemstreamError
+from memstream.eval.datasets import Dataset, Haystack
+from memstream.eval.metrics import ndcg, recall_all, recall_any
+from memstream.models import ChatModel, Embedder
+from memstream.models.base import count_tokens
+from memstream.stream.importance import rate_importance
+from memstream.stream.scoring import minmax, recency, top_k
+from memstream.timeutil import to_epoch
+
+RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",
+              "generative+bm25")
+#: Reciprocal rank fusion constant (Cormack et al. 2009).
+RRF_K = 60
+#: The importance prompt sees at most this many characters of a memory (a session can be long).
+IMPORTANCE_CHARS = 1500
+_NEEDS_IMPORTANCE = {"importance", "generative", "generative+bm25"}
+_STEMMER = Stemmer.Stemmer("english")
+
+
+@dataclass(frozen=True)
+class EvalWeights:
+    recency: float = 1.0
+    importance: float = 1.0
+    relevance: float = 1.0
+    bm25: float = 1.0
+    decay: float = 0.995
+
+
+def _tokenize(texts: list[str]) -> list[list[str]]:
+    return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, show_progress=False, return_ids=False)
+
+
+@dataclass
+class _Prepared:
+    """One haystack ready to score: per-question matrices over its memories."""
+
+    relevance: np.ndarray  # (questions, memories), best chunk cosine
+    bm25: np.ndarray       # (questions, memories), over each memory's text
+    bm25_keys: np.ndarray  # (questions, memories), best lexical key
+    importance: np.ndarray  # (memories,)
+    created_s: np.ndarray  # (memories,)
+    asked_s: np.ndarray    # (questions,)
+    tokens: np.ndarray     # (memories,)
+
+
+def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers: set[str]) -> _Prepared:
+    chunks = [c for m in h.memories for c in m.chunks]
+    starts = np.cumsum([0] + [len(m.chunks) for m in h.memories[:-1]])
+    q_texts = [q.text for q in h.questions]
+    if retrievers & {"relevance", "hybrid", "generative", "generative+bm25"}:
+        sims = embedder.embed(q_texts) @ embedder.embed(chunks).T
+        relevance = np.maximum.reduceat(sims, starts, axis=1)
+    else:
+        relevance = np.zeros((len(q_texts), len(h.memories)), dtype=np.float32)
+    bm25 = np.zeros_like(relevance, dtype=np.float64)
+    bm25_keys = bm25
+    q_tokens = _tokenize(q_texts)
+    if retrievers & {"bm25"}:
+        bm25 = _bm25([m.text for m in h.memories], q_tokens, np.arange(len(h.memories)))
+    if retrievers & {"bm25+keys", "hybrid", "generative+bm25"}:
+        keys = [k for m in h.memories for k in (m.lexical_keys or [m.text])]
+        bm25_keys = _bm25(keys, q_tokens, np.cumsum([0] + [len(m.lexical_keys or [m.text]) for m in h.memories[:-1]]))
+    importance = np.full(len(h.memories), 5.0)
+    if retrievers & _NEEDS_IMPORTANCE:
+        if chat is None:
+            raise MemstreamError("the importance and generative retrievers need a chat model")
+        importance = np.array(rate_importance(chat, [m.text[:IMPORTANCE_CHARS] for m in h.memories]),
+                              dtype=np.float64)
+    return _Prepared(relevance, bm25, bm25_keys, importance,
+                     np.array([to_epoch(m.created_at) for m in h.memories]),
+                     np.array([to_epoch(q.asked_at) for q in h.questions]),
+                     np.array([count_tokens(m.text) for m in h.memories]))
+
+
+def _bm25(docs: list[str], q_tokens: list[list[str]], starts: np.ndarray) -> np.ndarray:
+    """BM25 of every query against ``docs``; a memory (docs from ``starts``) scores as its best doc."""
+    index = bm25s.BM25()
+    index.index(_tokenize(docs), show_progress=False)
+    scores = np.zeros((len(q_tokens), len(docs)))
+    for i, q in enumerate(q_tokens):
+        if q:
+            scores[i] = index.get_scores(q)
+    return np.maximum.reduceat(scores, starts, axis=1)
+
+
+def _ranks(scores: np.ndarray) -> np.ndarray:
+    """1-based rank of each memory under ``scores`` (ties toward the newer memory)."""
+    order = top_k(scores, len(scores))
+    ranks = np.empty(len(scores), dtype=np.int64)
+    ranks[order] = np.arange(1, len(scores) + 1)
+    return ranks
+
+
+def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
+    """Question ``i``'s score of every memory under retriever ``name``."""
+    rec = recency(p.created_s, p.asked_s[i], w.decay)
+    if name == "recency":
+        return rec
+    if name == "importance":
+        return p.importance
+    if name == "relevance":
+        return p.relevance[i].astype(np.float64)
+    if name == "bm25":
+        return p.bm25[i]
+    if name == "bm25+keys":
+        return p.bm25_keys[i]
+    if name == "hybrid":
+        return 1.0 / (RRF_K + _ranks(p.bm25_keys[i])) + 1.0 / (RRF_K + _ranks(p.relevance[i].astype(np.float64)))
+    total = (w.recency * minmax(rec) + w.importance * minmax(p.importance)
+             + w.relevance * minmax(p.relevance[i].astype(np.float64)))
+    if name == "generative":
+        return total
+    if name == "generative+bm25":
+        return total + w.bm25 * minmax(p.bm25_keys[i])
+    raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
+
+
+def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
+             retrievers: Sequence[str] = RETRIEVERS, ks: Sequence[int] = (5, 10),
+             weights: EvalWeights | None = None, progress: bool = True) -> list[dict[str, Any]]:
+    """Run every retriever on every question; one result object per retriever."""
+    for name in retrievers:
+        if name not in RETRIEVERS:
+            raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
+    if not ks or min(ks) <= 0:
+        raise MemstreamError("--k needs positive integers, e.g. 5,10")
+    w = weights or EvalWeights()
+    curve_k = max(max(ks), 20)
+    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    bar = tqdm(dataset.haystacks, desc=f"{dataset.name} {dataset.granularity}", unit="stream",
+               disable=not progress, leave=False)
+    for h in bar:
+        p = _prepare(h, embedder, chat, set(retrievers))
+        history = int(p.tokens.sum())
+        for i, q in enumerate(h.questions):
+            for name in retrievers:
+                ranked = top_k(scores_for(name, p, i, w), curve_k).tolist()
+                rows[name].append({
+                    "category": q.category, "history_tokens": history,
+                    **{f"recall_any@{k}": recall_any(ranked, q.evidence, k) for k in ks},
+                    **{f"recall_all@{k}": recall_all(ranked, q.evidence, k) for k in ks},
+                    **{f"ndcg@{k}": ndcg(ranked, q.evidence, k) for k in ks},
+                    **{f"context_tokens@{k}": int(p.tokens[ranked[:k]].sum()) for k in ks},
+                    "curve": [recall_any(ranked, q.evidence, k) for k in range(1, curve_k + 1)],
+                })
+    return [_summary(dataset, embedder, name, rows[name], ks) for name in retrievers]
+
+
+def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[dict[str, Any]],
+             ks: Sequence[int]) -> dict[str, Any]:
+    metrics = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
+
+    def mean(rs: list[dict[str, Any]]) -> dict[str, float]:
+        return {m: round(statistics.fmean(r[m] for r in rs), 4) if rs else 0.0 for m in metrics}
+
+    by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_cat[r["category"]].append(r)
+    out: dict[str, Any] = {"dataset": dataset.name, "granularity": dataset.granularity, "retriever": name,
+                           "embedder": embedder.name, "n": len(rows), **mean(rows)}
+    if rows:
+        out["history_tokens_median"] = statistics.median(r["history_tokens"] for r in rows)
+        for k in ks:
+            out[f"context_tokens_median@{k}"] = statistics.median(r[f"context_tokens@{k}"] for r in rows)
+            out[f"context_share_median@{k}"] = round(statistics.median(
+                r[f"context_tokens@{k}"] / max(r["history_tokens"], 1) for r in rows), 4)
+        out["recall_any_curve"] = [round(statistics.fmean(c), 4) for c in zip(*(r["curve"] for r in rows),
+                                                                               strict=True)]
+    out["per_category"] = {c: {"n": len(rs), **mean(rs)} for c, rs in sorted(by_cat.items())}
+    out["skipped"] = dict(dataset.skipped)
+    return out

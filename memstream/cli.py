@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -77,6 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--owner")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
+    p.add_argument("dataset", choices=["locomo", "longmemeval"])
+    p.add_argument("path", help="the benchmark's JSON file, in its original schema")
+    p.add_argument("--granularity", choices=["session", "round"], default="session",
+                   help="LongMemEval: a memory per session or per round (default session)")
+    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all")
+    p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")
+    p.add_argument("--weights", metavar="REC,IMP,REL[,BM25]", default="1,1,1,1",
+                   help="weights of the generative retrievers (default 1,1,1,1)")
+    p.add_argument("--decay", type=float, default=0.995)
+    p.add_argument("--context", type=int, default=1, help="LoCoMo: turns either side in a turn's key")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
+    p.add_argument("--plot", metavar="OUT", help="draw recall@k curves (png or svg)")
+    p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
+    _models(p)
+
     p = sub.add_parser("demo", help="build a small stream from the bundled example and recall")
     p.add_argument("--out", default=":memory:", help="where to write the stream (default: RAM)")
     _models(p)
@@ -84,13 +101,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="memstream: %(levelname)s: %(name)s: %(message)s")
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # argparse: --help (0) or a usage error (2)
         return int(stop.code or 0)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
-        "demo": cmd_demo,
+        "demo": cmd_demo, "eval": cmd_eval,
     }
     try:
         return handlers[args.command](args)
@@ -204,6 +222,47 @@ def cmd_inspect(args: argparse.Namespace) -> int:
           f"({summary['dim']}-d), {len(summary['owners'])} owner(s)")
     for owner, n in summary["owners"].items():
         print(f"  {owner}: {n}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
+    from memstream.eval.harness import EvalWeights
+    from memstream.eval.report import plot_recall, table
+    from memstream.models import CachedChatModel, make_chat_model, make_embedder
+
+    try:
+        ks = sorted({int(k) for k in args.k.split(",")})
+    except ValueError:
+        ks = []
+    if not ks or ks[0] <= 0:
+        raise MemstreamError(f"--k {args.k!r} must be positive integers, e.g. 5,10")
+    try:
+        parts = [float(x) for x in args.weights.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) not in (3, 4) or min(parts) < 0 or not 0 < args.decay <= 1:
+        raise MemstreamError(f"--weights {args.weights!r} must be 3 or 4 non-negative numbers "
+                             "(recency, importance, relevance[, bm25]) and --decay in (0, 1]")
+    weights = EvalWeights(*parts, decay=args.decay)
+    names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
+    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
+        raise MemstreamError(f"--plot {args.plot} must end in .png or .svg")
+    if args.dataset == "locomo":
+        dataset = load_locomo(args.path, context=args.context)
+    else:
+        dataset = load_longmemeval(args.path, granularity=args.granularity)
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    chat = CachedChatModel(make_chat_model(args.llm), cache)
+    results = evaluate(dataset, make_embedder(args.embedder), chat, retrievers=names, ks=ks,
+                       weights=weights)
+    print(table(results, ks))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2))
+        print(f"wrote {args.json_out}")
+    if args.plot:
+        print(f"wrote {plot_recall(results, args.plot)}")
     return 0
 
 

@@ -61,6 +61,7 @@ def test_embedders_give_unit_float32_rows(embedder) -> None:
     assert v.dtype == np.float32 and v.shape == (3, embedder.dim)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert embedder.embed([]).shape == (0, embedder.dim)
+    assert np.isfinite(embedder.embed(["", "   "])).all()
 
 
 @pytest.mark.parametrize("embedder", [WordLlamaEmbedder(), MiniLMEmbedder()], ids=["wordllama", "minilm"])

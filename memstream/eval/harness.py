@@ -81,7 +81,8 @@ def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers
         bm25 = _bm25([m.text for m in h.memories], q_tokens, np.arange(len(h.memories)))
     if retrievers & {"bm25+keys", "hybrid", "generative+bm25"}:
         keys = [k for m in h.memories for k in (m.lexical_keys or [m.text])]
-        bm25_keys = _bm25(keys, q_tokens, np.cumsum([0] + [len(m.lexical_keys or [m.text]) for m in h.memories[:-1]]))
+        starts = np.cumsum([0] + [len(m.lexical_keys or [m.text]) for m in h.memories[:-1]])
+        bm25_keys = _bm25(keys, q_tokens, starts)
     importance = np.full(len(h.memories), 5.0)
     if retrievers & _NEEDS_IMPORTANCE:
         if chat is None:
@@ -127,7 +128,8 @@ def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
     if name == "bm25+keys":
         return p.bm25_keys[i]
     if name == "hybrid":
-        return 1.0 / (RRF_K + _ranks(p.bm25_keys[i])) + 1.0 / (RRF_K + _ranks(p.relevance[i].astype(np.float64)))
+        dense = p.relevance[i].astype(np.float64)
+        return 1.0 / (RRF_K + _ranks(p.bm25_keys[i])) + 1.0 / (RRF_K + _ranks(dense))
     total = (w.recency * minmax(rec) + w.importance * minmax(p.importance)
              + w.relevance * minmax(p.relevance[i].astype(np.float64)))
     if name == "generative":

@@ -54,14 +54,19 @@ class WordLlamaEmbedder(Embedder):
     def _model(self):  # noqa: ANN202 - third-party type
         import logging
 
-        import wordllama
+        root = logging.getLogger()
+        handlers, level = list(root.handlers), root.level
+        import wordllama  # its __init__ calls logging.basicConfig(level=INFO): undo that
 
+        root.handlers[:], root.level = handlers, level
         logging.getLogger("wordllama").setLevel(logging.WARNING)
         folder = Path(wordllama.__file__).parent
         return wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=self.dim)
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self._model.embed(texts, norm=True), dtype=np.float32)
+        # norm=False: WordLlama's own normalisation divides by zero on an empty text (NaN);
+        # Embedder.embed normalises safely.
+        return np.asarray(self._model.embed(texts, norm=False), dtype=np.float32)
 
 
 MINILM_TOKENIZER = Path(__file__).parent / "data" / "minilm-tokenizer.json"

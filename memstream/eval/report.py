@@ -1,0 +1,59 @@
+"""Reading evaluation results: a table with retrievers as rows, and recall@k curves."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memstream.errors import MemstreamError
+
+
+def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
+    """Retrievers as rows; recall_any, recall_all and NDCG at each k; context share at the largest k."""
+    if not results:
+        return "(no results)"
+    head = results[0]
+    kmax = max(ks)
+    cols = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
+    short = {"recall_any": "any", "recall_all": "all", "ndcg": "ndcg"}
+    names = [short[c.split("@")[0]] + "@" + c.split("@")[1] for c in cols]
+    lines = [f"{head['dataset']} ({head['granularity']}), {head['n']} questions, embedder {head['embedder']}",
+             f"{'retriever':<16}" + "".join(f"{n:>9}" for n in names) + f"{'ctx@' + str(kmax):>9}"]
+    for r in results:
+        share = r.get(f"context_share_median@{kmax}")
+        lines.append(f"{r['retriever']:<16}" + "".join(f"{r[c]:>9.3f}" for c in cols)
+                     + (f"{share:>9.1%}" if share is not None else f"{'-':>9}"))
+    if head.get("skipped"):
+        lines.append("skipped: " + "; ".join(f"{v} {k}" for k, v in head["skipped"].items()))
+    return "\n".join(lines)
+
+
+def plot_recall(results: Sequence[dict[str, Any]], out: str | Path) -> Path:
+    """recall_any@k against k, one line per retriever (PNG or SVG by extension)."""
+    out = Path(out)
+    if out.suffix.lower() not in (".png", ".svg"):
+        raise MemstreamError(f"plot file {out} must end in .png or .svg")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in results:
+        curve = r.get("recall_any_curve") or []
+        ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=r["retriever"])
+    head = results[0]
+    ax.set_title(f"Recall on {head['dataset']} ({head['granularity']}), n = {head['n']}, {head['embedder']}")
+    ax.set_xlabel("k (memories retrieved)")
+    ax.set_ylabel("recall_any@k (share of questions with evidence in the top k)")
+    ax.set_ylim(0, 1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out)
+    plt.close(fig)
+    return out

@@ -66,7 +66,9 @@ class OfflineChatModel(ChatModel):
 
     def __init__(self) -> None:
         super().__init__()
-        self.handlers: dict[str, Handler] = {"importance": _importance}
+        from memstream.reflection.offline import HANDLERS as reflection
+
+        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection}
 
     def register(self, purpose: str, handler: Handler) -> None:
         """Teach the stand-in how to answer a new stage's prompt."""

@@ -127,6 +127,23 @@ class Store:
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? ORDER BY id", (owner,))
         return cur.fetchall()
 
+    def recent_rows(self, owner: str, n: int) -> list[Row]:
+        """The owner's ``n`` newest memories, oldest first."""
+        cur = self.db.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? ORDER BY id DESC LIMIT ?", (owner, n))
+        return cur.fetchall()[::-1]
+
+    def importance_since(self, owner: str, kinds: tuple[str, ...], after_id: int) -> int:
+        marks = ",".join("?" * len(kinds))
+        row = self.db.execute(
+            f"SELECT COALESCE(SUM(importance), 0) FROM memories WHERE owner=? AND id>? AND kind IN ({marks})",
+            (owner, after_id, *kinds)).fetchone()
+        return int(row[0])
+
+    def last_id(self, owner: str) -> int:
+        row = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM memories WHERE owner=?", (owner,))
+        return row.fetchone()[0]
+
     def load_all(self) -> Iterable[tuple[int, str, float, int, bytes]]:
         """Every memory's retrieval columns, in id order, for rebuilding the indexes."""
         return self.db.execute(

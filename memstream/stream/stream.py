@@ -304,6 +304,14 @@ class MemoryStream:
         last = index.last_access_s.values
         return [_memory(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
 
+    def recent(self, owner: str, n: int) -> list[Memory]:
+        """The owner's ``n`` newest memories (by id), oldest first."""
+        index = self._owner(owner)
+        rows = self.store.recent_rows(owner, n)
+        pos = index.positions_of(np.array([r[0] for r in rows], dtype=np.int64))
+        last = index.last_access_s.values
+        return [_memory(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
+
     def owners(self) -> list[str]:
         return sorted(o for o, ix in self._owners.items() if len(ix))
 

@@ -1,0 +1,35 @@
+"""Small text helpers the offline stand-in model uses to answer like a (very plain) writer."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_STOPWORDS = """a about above after again against all am an and any are as at be because been before
+being below between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me more most my
+myself no nor not now of off on once only or other our ours out over own same she should so some such than
+that the their theirs them then there these they this those through to too under until up very was we were
+what when where which while who whom why will with would you your yours yourself today yesterday tomorrow
+said says told tell one two also really going get got went go"""
+STOPWORDS = frozenset(_STOPWORDS.split())
+
+_NAME = re.compile(r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)\b")
+_WORD = re.compile(r"[a-z][a-z'-]+")
+
+
+def names(text: str) -> list[str]:
+    """Capitalised words and runs of them (people, places), minus sentence-starting function words."""
+    return [n for n in _NAME.findall(text) if n.lower() not in STOPWORDS]
+
+
+def content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if w not in STOPWORDS and len(w) > 2]
+
+
+def frequent(items: list[str], n: int, min_count: int = 1) -> list[str]:
+    """The n most frequent items, ties broken by first appearance (deterministic)."""
+    counts = Counter(items)
+    first = {x: i for i, x in reversed(list(enumerate(items)))}
+    ranked = sorted(counts, key=lambda x: (-counts[x], first[x]))
+    return [x for x in ranked if counts[x] >= min_count][:n]

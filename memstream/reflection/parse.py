@@ -1,0 +1,63 @@
+"""Reading reflection answers: structured JSON or the paper's plain-text forms, so weak
+open models work too. Anything unreadable raises :class:`StructuredOutputError`."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, Field
+
+from memstream.errors import StructuredOutputError
+from memstream.models.base import parse_structured
+
+
+class Questions(BaseModel):
+    questions: list[str] = Field(min_length=1)
+
+
+class Insight(BaseModel):
+    insight: str
+    because: list[int] = Field(default_factory=list)
+
+
+class Insights(BaseModel):
+    insights: list[Insight] = Field(min_length=1)
+
+
+_LIST_ITEM = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s*(.+?)\s*$")
+_BECAUSE = re.compile(r"^(.*?)\s*\(\s*because of\s*([^)]*)\)\s*\.?\s*$", re.IGNORECASE)
+
+
+def parse_questions(text: str) -> list[str]:
+    if "{" in text:
+        try:
+            return [q.strip() for q in parse_structured(text, Questions).questions if q.strip()]
+        except StructuredOutputError:
+            pass
+    items = [m.group(1) for line in text.splitlines() if (m := _LIST_ITEM.match(line))]
+    items = items or [line.strip() for line in text.splitlines() if line.strip().endswith("?")]
+    if not items:
+        raise StructuredOutputError(f"no questions found in the answer (began {text[:60]!r})")
+    return items
+
+
+def parse_insights(text: str) -> list[Insight]:
+    """Insights with the statement numbers they cite; citations are checked by the caller."""
+    if "{" in text:
+        try:
+            return parse_structured(text, Insights).insights
+        except StructuredOutputError:
+            pass
+    out = []
+    for line in text.splitlines():
+        item = _LIST_ITEM.match(line)
+        body = item.group(1) if item else line.strip()
+        m = _BECAUSE.match(body)
+        if m:
+            numbers = [int(n) for n in re.findall(r"\d+", m.group(2))]
+            out.append(Insight(insight=m.group(1).strip(), because=numbers))
+        elif item:
+            out.append(Insight(insight=body, because=[]))
+    if not out:
+        raise StructuredOutputError(f"no insights found in the answer (began {text[:60]!r})")
+    return out

@@ -1,0 +1,51 @@
+"""Reflection prompts (Park et al. 2023, section 4.2), one source of truth, versioned.
+
+The model-call cache keys on the exact messages, so bumping a version's text
+never reuses an old answer.
+"""
+
+from __future__ import annotations
+
+from memstream.models.base import Message
+
+VERSION = 1
+QUESTIONS_PURPOSE = "reflection.questions"
+INSIGHTS_PURPOSE = "reflection.insights"
+N_QUESTIONS = 3
+N_INSIGHTS = 5
+
+QUESTIONS_TEMPLATE = (
+    "{statements}\n\n"
+    "Given only the information above, what are {n} most salient high-level questions we can "
+    "answer about the subjects in the statements?\n"
+    'Answer as JSON {{"questions": ["...", "...", "..."]}} or as a numbered list.'
+)
+
+INSIGHTS_TEMPLATE = (
+    "Statements about {owner}\n{statements}\n\n"
+    "What {n} high-level insights can you infer from the above statements? "
+    "(example format: insight (because of 1, 5, 3))\n"
+    'Answer as JSON {{"insights": [{{"insight": "...", "because": [1, 5, 3]}}]}} or one insight '
+    "per line in the example format."
+)
+
+RETRY_TEMPLATE = "Your answer could not be read: {error}. Answer again, exactly in the format asked."
+
+
+def numbered(texts: list[str]) -> str:
+    return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
+
+
+def questions_messages(statements: list[str]) -> list[Message]:
+    return [{"role": "user", "content": QUESTIONS_TEMPLATE.format(statements="\n".join(statements),
+                                                                   n=N_QUESTIONS)}]
+
+
+def insights_messages(owner: str, statements: list[str]) -> list[Message]:
+    return [{"role": "user", "content": INSIGHTS_TEMPLATE.format(owner=owner, statements=numbered(statements),
+                                                                  n=N_INSIGHTS)}]
+
+
+def retry_messages(messages: list[Message], answer: str, error: str) -> list[Message]:
+    return [*messages, {"role": "assistant", "content": answer},
+            {"role": "user", "content": RETRY_TEMPLATE.format(error=error)}]

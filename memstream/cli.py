@@ -78,6 +78,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--owner")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("reflect", help="run one reflection and print its questions, insights and citations")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--at", help="ISO time with zone (default: the owner's latest time)")
+    p.add_argument("--json", action="store_true")
+    _models(p)
+
+    p = sub.add_parser("tree", help="print the citation tree under a reflection")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--memory", type=_positive_int, required=True)
+
+    p = sub.add_parser("plan", help="make a day plan from an identity file and print its decomposition")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--identity", required=True, help="JSON: name, age, traits, lifestyle, situation, ...")
+    p.add_argument("--day", required=True, help="the day with its zone, e.g. 2023-02-13+00:00 or an ISO time")
+    p.add_argument("--decompose-all", action="store_true", help="decompose every waking block (default: the first)")
+    p.add_argument("--json", action="store_true")
+    _models(p)
+
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
@@ -108,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(stop.code or 0)
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
-        "demo": cmd_demo, "eval": cmd_eval,
+        "demo": cmd_demo, "eval": cmd_eval, "reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan,
     }
     try:
         return handlers[args.command](args)
@@ -222,6 +243,71 @@ def cmd_inspect(args: argparse.Namespace) -> int:
           f"({summary['dim']}-d), {len(summary['owners'])} owner(s)")
     for owner, n in summary["owners"].items():
         print(f"  {owner}: {n}")
+    return 0
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from memstream.reflection import reflect
+
+    with _open(args.stream, args, create=False, chat=True) as stream:
+        now = _time(args.at, "--at") or stream.latest_time(args.owner)
+        result = reflect(stream, args.owner, now)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    print(f"{args.owner} reflects at {now.isoformat()}")
+    for i, q in enumerate(result.questions, 1):
+        print(f"Q{i}. {q}")
+        for ins in (x for x in result.insights if x.question == q):
+            print(f"    [{ins.memory_id}] {ins.text}  (cites {', '.join(map(str, ins.cites))}; depth {ins.depth})")
+        for d in (x for x in result.dropped if x.question == q):
+            print(f"    dropped: {_short(d.text, 50)}  ({d.reason})")
+    for reason in result.skipped:
+        print(f"skipped: {reason}")
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from memstream.reflection import citation_tree
+
+    with _open(args.stream, args, create=False) as stream:
+        print("\n".join(citation_tree(stream, args.owner, args.memory).lines()))
+    return 0
+
+
+def _day(text: str):  # noqa: ANN202
+    import re
+
+    from memstream.timeutil import parse_time
+
+    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})([+-]\d{2}:\d{2}|Z)", text.strip())
+    if m:
+        return parse_time(f"{m.group(1)}T00:00:00{m.group(2)}", "--day")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+        raise MemstreamError(f"--day {text} has no time zone; write e.g. {text.strip()}+00:00")
+    return parse_time(text, "--day")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from memstream.planning import decompose, load_identity, plan_day
+
+    identity = load_identity(args.identity)
+    if identity.name != args.owner:
+        raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --owner {args.owner!r}")
+    day = _day(args.day)
+    with _open(args.stream, args, create=True, chat=True) as stream:
+        plan = plan_day(stream, identity, day)
+        waking = [b for b in plan.blocks if b.activity != "sleeping"]
+        for block in waking if args.decompose_all else waking[:1]:
+            decompose(stream, identity, plan, block.start)
+    if args.json:
+        print(json.dumps(plan.to_dict(), indent=2))
+        return 0
+    print(plan.summary())
+    for block in plan.blocks:
+        print(f"  {block.start:%H:%M}-{block.end:%H:%M}  {block.activity}  @ {block.location}")
+        for a in block.actions:
+            print(f"      {a.start:%H:%M} +{a.minutes:>2} min  {a.activity}  @ {a.location}")
     return 0
 
 

@@ -131,3 +131,51 @@ def test_demo_will_not_append_to_an_existing_file(capsys, tmp_path: Path) -> Non
     assert run(capsys, "demo", "--out", out, *HASH)[0] == 0
     code, _, err = run(capsys, "demo", "--out", out, *HASH)
     assert code == 2 and "already exists" in err
+
+
+def _demo_stream(capsys, tmp_path: Path) -> str:
+    db = str(tmp_path / "demo.db")
+    assert run(capsys, "demo", "--out", db, *HASH)[0] == 0
+    return db
+
+
+def test_reflect_tree_and_plan(capsys, tmp_path: Path) -> None:
+    db = _demo_stream(capsys, tmp_path)
+    owner = "Isabella Rodriguez"
+    code, out, _ = run(capsys, "reflect", db, "--owner", owner, "--json")
+    result = json.loads(out)
+    assert code == 0 and len(result["questions"]) == 3 and result["insights"]
+    top = result["insights"][0]
+    code, out, _ = run(capsys, "tree", db, "--owner", owner, "--memory", str(top["memory_id"]))
+    lines = out.splitlines()
+    assert code == 0 and lines[0].startswith(f"[{top['memory_id']}] reflection")
+    assert len(lines) == 1 + len(top["cites"]) and all(line.startswith("  [") for line in lines[1:])
+    identity = tmp_path / "isabella.json"
+    identity.write_text(json.dumps({"name": owner, "age": 34, "occupation": "cafe owner", "workplace": "Hobbs Cafe",
+                                    "wake": "06:00", "sleep": "22:00"}))
+    code, out, _ = run(capsys, "plan", db, "--owner", owner, "--identity", str(identity), "--day", "2023-02-14-08:00")
+    assert code == 0 and out.startswith("Plan for Tuesday 14 February 2023")
+    assert "06:00-07:00" in out and "+15 min" in out
+    code, out, _ = run(capsys, "plan", db, "--owner", owner, "--identity", str(identity),
+                       "--day", "2023-02-15T00:00:00-08:00", "--json", "--decompose-all")
+    plan = json.loads(out)
+    assert code == 0 and all(b["actions"] for b in plan["blocks"] if b["activity"] != "sleeping")
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["reflect", "{db}", "--owner", "Nobody"], "unknown owner 'Nobody'"),
+    (["tree", "{db}", "--owner", "Isabella Rodriguez", "--memory", "999"], "no memory 999"),
+    (["plan", "{db}", "--owner", "Isabella Rodriguez", "--identity", "{bad}", "--day", "2023-02-14+00:00"],
+     "bad identity"),
+    (["plan", "{db}", "--owner", "Isabella Rodriguez", "--identity", "{good}", "--day", "2023-02-14"],
+     "no time zone"),
+    (["plan", "{db}", "--owner", "Someone Else", "--identity", "{good}", "--day", "2023-02-14+00:00"],
+     "not --owner"),
+])
+def test_reflection_and_planning_bad_input(capsys, tmp_path: Path, argv, problem) -> None:
+    db = _demo_stream(capsys, tmp_path)
+    bad, good = tmp_path / "bad.json", tmp_path / "good.json"
+    bad.write_text(json.dumps({"name": "Isabella Rodriguez"}))
+    good.write_text(json.dumps({"name": "Isabella Rodriguez", "age": 34}))
+    code, _, err = run(capsys, *[a.format(db=db, bad=bad, good=good) for a in argv])
+    assert code == 2 and problem in err and len(err.strip().splitlines()) == 1

@@ -66,9 +66,10 @@ class OfflineChatModel(ChatModel):
 
     def __init__(self) -> None:
         super().__init__()
+        from memstream.planning.offline import HANDLERS as planning
         from memstream.reflection.offline import HANDLERS as reflection
 
-        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection}
+        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection, **planning}
 
     def register(self, purpose: str, handler: Handler) -> None:
         """Teach the stand-in how to answer a new stage's prompt."""

@@ -29,9 +29,6 @@ INSIGHTS_TEMPLATE = (
     "per line in the example format."
 )
 
-RETRY_TEMPLATE = "Your answer could not be read: {error}. Answer again, exactly in the format asked."
-
-
 def numbered(texts: list[str]) -> str:
     return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
 
@@ -44,8 +41,3 @@ def questions_messages(statements: list[str]) -> list[Message]:
 def insights_messages(owner: str, statements: list[str]) -> list[Message]:
     return [{"role": "user", "content": INSIGHTS_TEMPLATE.format(owner=owner, statements=numbered(statements),
                                                                   n=N_INSIGHTS)}]
-
-
-def retry_messages(messages: list[Message], answer: str, error: str) -> list[Message]:
-    return [*messages, {"role": "assistant", "content": answer},
-            {"role": "user", "content": RETRY_TEMPLATE.format(error=error)}]

@@ -16,20 +16,14 @@ last reflected), so it survives a reopen.
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TypeVar
 
-from memstream.errors import StructuredOutputError
-from memstream.models.base import ChatModel, Message
+from memstream.models.ask import ask
+from memstream.models.base import ChatModel
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
 from memstream.stream import OBSERVATION, REFLECTION, Memory, MemoryStream, new_memory, rate_importance
-
-log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 THRESHOLD = 150
 RECENT = 100
@@ -87,24 +81,6 @@ def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: Chat
     return reflect(stream, owner, now, chat=chat)
 
 
-def _ask(chat: ChatModel, messages: list[Message], parse: Callable[[str], T], purpose: str,
-         skipped: list[str]) -> T | None:
-    """One call, parsed; a malformed answer is retried once with the error as feedback, then skipped."""
-    answer = chat.complete(messages, purpose=purpose, temperature=0.0)
-    try:
-        return parse(answer)
-    except StructuredOutputError as first:
-        answer2 = chat.complete(prompts.retry_messages(messages, answer, str(first)), purpose=purpose,
-                                temperature=0.0)
-        try:
-            return parse(answer2)
-        except StructuredOutputError as second:
-            reason = f"{purpose}: unreadable twice ({second})"
-            log.warning(reason)
-            skipped.append(reason)
-            return None
-
-
 def _depth(memory: Memory) -> int:
     return int(memory.metadata.get("depth", 0))
 
@@ -118,14 +94,14 @@ def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel 
     result = ReflectionResult(owner, now)
     recent = stream.recent(owner, RECENT)
     through = stream.store.last_id(owner)
-    questions = _ask(chat, prompts.questions_messages([m.text for m in recent]), parse_questions,
+    questions = ask(chat, prompts.questions_messages([m.text for m in recent]), parse_questions,
                      prompts.QUESTIONS_PURPOSE, result.skipped) or []
     result.questions = questions[: prompts.N_QUESTIONS]
     pending: list[tuple[Insight, list[Memory], str]] = []
     seen: set[str] = set()
     for question in result.questions:
         evidence = [r.memory for r in stream.retrieve(owner, question, now=now, k=evidence_k)]
-        insights = _ask(chat, prompts.insights_messages(owner, [m.text for m in evidence]), parse_insights,
+        insights = ask(chat, prompts.insights_messages(owner, [m.text for m in evidence]), parse_insights,
                         prompts.INSIGHTS_PURPOSE, result.skipped) or []
         for insight in insights[: prompts.N_INSIGHTS]:
             reason = _citation_problem(insight, len(evidence))

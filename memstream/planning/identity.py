@@ -1,0 +1,83 @@
+"""Who an agent is: the short description planning starts from (a pydantic model, loaded from JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from memstream.errors import MemstreamError
+
+
+class RoutineItem(BaseModel):
+    """One habitual activity: at ``time`` (HH:MM), ``activity`` at ``location``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    time: str = Field(pattern=r"^([01]?\d|2[0-3]):[0-5]\d$")
+    activity: str = Field(min_length=1)
+    location: str = Field(min_length=1)
+
+
+class Identity(BaseModel):
+    """Name, age, traits, lifestyle and current situation, as in the paper's seed descriptions."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    age: int = Field(ge=0, le=150)
+    traits: list[str] = Field(default_factory=list)
+    lifestyle: str = ""
+    situation: str = ""
+    occupation: str = ""
+    home: str = "home"
+    workplace: str = ""
+    wake: str = Field(default="07:00", pattern=r"^([01]?\d|2[0-3]):[0-5]\d$")
+    sleep: str = Field(default="23:00", pattern=r"^([01]?\d|2[0-3]):[0-5]\d$")
+    routine: list[RoutineItem] = Field(default_factory=list)
+    relationships: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _wake_before_sleep(self) -> Identity:
+        if _minutes(self.wake) >= _minutes(self.sleep):
+            raise ValueError(f"wake {self.wake} must come before sleep {self.sleep}")
+        return self
+
+    def describe(self) -> str:
+        """The paper-style seed paragraph that prompts start from."""
+        parts = [f"Name: {self.name} (age: {self.age})"]
+        if self.traits:
+            parts.append("Innate traits: " + ", ".join(self.traits))
+        if self.occupation:
+            parts.append(f"Occupation: {self.occupation}" + (f" at {self.workplace}" if self.workplace else ""))
+        if self.lifestyle:
+            parts.append(f"Lifestyle: {self.lifestyle}")
+        parts.append(f"Usually wakes at {self.wake} and goes to bed at {self.sleep}; lives at {self.home}")
+        if self.situation:
+            parts.append(f"Currently: {self.situation}")
+        if self.routine:
+            parts.append("Routine: " + "; ".join(f"{r.time} {r.activity} ({r.location})" for r in self.routine))
+        if self.relationships:
+            parts.append("Knows: " + "; ".join(f"{k} ({v})" for k, v in self.relationships.items()))
+        return "\n".join(parts)
+
+
+def _minutes(hhmm: str) -> int:
+    h, m = hhmm.split(":")
+    return int(h) * 60 + int(m)
+
+
+def load_identity(path: str | Path) -> Identity:
+    path = Path(path)
+    if not path.is_file():
+        raise MemstreamError(f"no such identity file: {path}")
+    try:
+        return Identity.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except json.JSONDecodeError as e:
+        raise MemstreamError(f"{path} is not JSON ({e.msg} at line {e.lineno})") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "identity"
+        raise MemstreamError(f"{path}: bad identity: {where}: {first['msg']} "
+                             "(needs name, age; optional traits, lifestyle, situation, wake, sleep, ...)") from None

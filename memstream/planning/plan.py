@@ -1,0 +1,123 @@
+"""A day plan as plain data: broad strokes, hour blocks covering the whole day, and the
+5-15 minute actions of the blocks decomposed so far. ``action_at(t)`` is what the
+simulation asks."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from memstream.planning.prompts import MAX_ACTION, MIN_ACTION
+
+
+@dataclass
+class Stroke:
+    time: str  # HH:MM
+    activity: str
+    location: str
+
+
+@dataclass
+class Action:
+    start: datetime
+    minutes: int
+    activity: str
+    location: str
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+
+@dataclass
+class Block:
+    start: datetime
+    minutes: int
+    activity: str
+    location: str
+    actions: list[Action] = field(default_factory=list)
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(minutes=self.minutes)
+
+
+@dataclass
+class DayPlan:
+    owner: str
+    day: datetime  # midnight at the start of the day, with its zone
+    strokes: list[Stroke]
+    blocks: list[Block]
+    memory_id: int | None = None
+
+    @property
+    def end(self) -> datetime:
+        return self.day + timedelta(days=1)
+
+    def block_at(self, t: datetime) -> Block:
+        for block in self.blocks:
+            if block.start <= t < block.end:
+                return block
+        raise ValueError(f"{t.isoformat()} is outside the plan for {self.day.date()}")
+
+    def action_at(self, t: datetime) -> Action | None:
+        """The action under way at ``t``, or None if its block is not decomposed yet."""
+        for action in self.block_at(t).actions:
+            if action.start <= t < action.end:
+                return action
+        return None
+
+    def summary(self) -> str:
+        return f"Plan for {self.day:%A %d %B %Y}: " + "; ".join(
+            f"{s.time} {s.activity} ({s.location})" for s in self.strokes)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        return _iso(data)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DayPlan:
+        blocks = [Block(datetime.fromisoformat(b["start"]), b["minutes"], b["activity"], b["location"],
+                        [Action(datetime.fromisoformat(a["start"]), a["minutes"], a["activity"], a["location"])
+                         for a in b["actions"]])
+                  for b in data["blocks"]]
+        return cls(data["owner"], datetime.fromisoformat(data["day"]), [Stroke(**s) for s in data["strokes"]],
+                   blocks, data.get("memory_id"))
+
+
+def _iso(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _iso(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_iso(v) for v in value]
+    return value
+
+
+def fit_actions(block: Block, proposed: list[tuple[int, str, str]]) -> list[Action]:
+    """Lay proposed ``(minutes, activity, location)`` end to end so they fill ``block`` exactly.
+
+    Durations are clamped to 5-15 minutes and adjusted so no remainder under 5 is
+    left; a shortfall is filled by continuing the block's activity, an excess is cut
+    from the end. Only a block shorter than 5 minutes holds an action under 5.
+    """
+    actions: list[Action] = []
+    t, left = block.start, block.minutes
+    queue = [(int(m), a or block.activity, loc or block.location) for m, a, loc in proposed]
+    while left > 0:
+        minutes, activity, location = queue.pop(0) if queue else (MAX_ACTION, f"continue: {block.activity}",
+                                                                   block.location)
+        m = _take(minutes, left)
+        actions.append(Action(t, m, activity, location))
+        t, left = t + timedelta(minutes=m), left - m
+    return actions
+
+
+def _take(minutes: int, left: int) -> int:
+    """A duration in 5-15 that never leaves a remainder under 5 minutes."""
+    m = min(max(minutes, MIN_ACTION), MAX_ACTION, left)
+    if 0 < left - m < MIN_ACTION:
+        m = left if left <= MAX_ACTION else left - MIN_ACTION
+    return m

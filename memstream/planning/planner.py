@@ -1,0 +1,199 @@
+"""Planning: a day plan in broad strokes, hour blocks, and 5-15 minute actions decomposed lazily.
+
+As in the paper: at the start of a day the agent outlines 5-8 broad strokes from
+its identity and a summary of the previous day retrieved from memory; the day is
+split into hour blocks (sleep included, so the blocks cover the day without gaps
+or overlaps); only the block being entered is decomposed into actions, to save
+model calls. Plans are memories (``kind=plan``), retrieved like any other. An
+observation may warrant a reaction: then the rest of the day from ``now`` is
+planned again, and the new plan memory cites the one it supersedes (the stream
+stays append-only; the past part of the plan is kept as it was).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from memstream.errors import MemstreamError
+from memstream.models.ask import ask
+from memstream.models.base import ChatModel
+from memstream.planning import prompts
+from memstream.planning.identity import Identity
+from memstream.planning.parse import parse_actions, parse_hours, parse_reaction, parse_strokes
+from memstream.planning.plan import Action, Block, DayPlan, Stroke, fit_actions
+from memstream.stream import PLAN, MemoryStream, new_memory, rate_importance
+from memstream.timeutil import require_aware
+
+YESTERDAY_K = 5
+
+
+def start_of_day(t: datetime) -> datetime:
+    t = require_aware(t, "day")
+    return t.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
+    chat = chat or stream.chat
+    if chat is None:
+        raise ValueError("planning needs a chat model (MemoryStream(chat=...) or chat=...)")
+    return chat
+
+
+def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
+    if identity.name not in stream.owners():
+        return "nothing is remembered yet"
+    recalls = stream.retrieve(identity.name, f"What did {identity.name} do yesterday?", now=day, k=YESTERDAY_K,
+                              touch=False)
+    return "; ".join(r.memory.text for r in recalls) or "nothing is remembered yet"
+
+
+def _write(stream: MemoryStream, chat: ChatModel, owner: str, text: str, at: datetime, metadata: dict,
+           cites: tuple[int, ...] = ()) -> int:
+    importance = rate_importance(chat, [text])[0]
+    memory = stream.extend([new_memory(owner=owner, text=text, kind=PLAN, created_at=at, importance=importance,
+                                       cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})])
+    return memory[0].id
+
+
+def _blocks(identity: Identity, chat: ChatModel, day: datetime, strokes: list[Stroke], start: datetime,
+            extra: str = "") -> list[Block]:
+    """Hour blocks from ``start`` to midnight; an hour the model leaves out keeps the stroke in force."""
+    listing = "\n".join(f"{s.time} {s.activity} ({s.location})" for s in strokes) + extra
+    hours = ask(chat, prompts.hours_messages(identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing,
+                                             f"{start:%H:%M}"), parse_hours, prompts.HOURS_PURPOSE) or []
+    by_hour = {h.hour: h for h in hours}
+    blocks, t = [], start
+    while t < day + timedelta(days=1):
+        end = min(t.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1), day + timedelta(days=1))
+        given = by_hour.get(t.hour)
+        stroke = _stroke_at(strokes, f"{t:%H:%M}", identity)
+        blocks.append(Block(t, int((end - t).total_seconds() // 60),
+                            given.activity if given else stroke.activity,
+                            (given.location if given and given.location else stroke.location)))
+        t = end
+    return blocks
+
+
+def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:
+    if hhmm < identity.wake or hhmm >= identity.sleep:
+        return Stroke(hhmm, "sleeping", identity.home)
+    current = [s for s in strokes if s.time <= hhmm]
+    return current[-1] if current else Stroke(hhmm, "sleeping", identity.home)
+
+
+def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+    """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream."""
+    chat = _chat(stream, chat)
+    day = start_of_day(day)
+    answer = ask(chat, prompts.day_messages(identity.describe(), identity.name, f"{day:%A %d %B %Y}",
+                                            _yesterday(stream, identity, day)), parse_strokes, prompts.DAY_PURPOSE)
+    if not answer:
+        answer = [_stroke_in(r) for r in identity.routine] or [_stroke_in_default(identity)]
+    strokes = [Stroke(s.time, s.activity.strip(), s.location.strip() or identity.home)
+               for s in answer[: prompts.MAX_STROKES]]
+    plan = DayPlan(identity.name, day, strokes, _blocks(identity, chat, day, strokes, day))
+    plan.memory_id = _write(stream, chat, identity.name, plan.summary(), day,
+                            {"plan": plan.to_dict(), "identity": identity.model_dump()})
+    return plan
+
+
+def _stroke_in(r):  # noqa: ANN001, ANN202 - RoutineItem -> StrokeIn
+    from memstream.planning.parse import StrokeIn
+
+    return StrokeIn(time=r.time, activity=r.activity, location=r.location)
+
+
+def _stroke_in_default(identity: Identity):  # noqa: ANN202
+    from memstream.planning.parse import StrokeIn
+
+    return StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)
+
+
+def decompose(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime, *,
+              chat: ChatModel | None = None) -> Block:
+    """Decompose the block under way at ``t`` into 5-15 minute actions, once."""
+    block = plan.block_at(t)
+    if block.actions:
+        return block
+    chat = _chat(stream, chat)
+    proposed = ask(chat, prompts.actions_messages(identity.describe(), identity.name, f"{block.start:%H:%M}",
+                                                  f"{block.end:%H:%M}", block.minutes, block.activity,
+                                                  block.location), parse_actions, prompts.ACTIONS_PURPOSE) or []
+    block.actions = fit_actions(block, [(a.minutes, a.activity, a.location) for a in proposed])
+    text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
+        f"{a.activity} ({a.minutes} min)" for a in block.actions)
+    cites = (plan.memory_id,) if plan.memory_id else ()
+    _write(stream, chat, identity.name, text, block.start,
+           {"decomposition": {"plan": plan.memory_id, "block_start": block.start.isoformat(),
+                              "actions": [{"start": a.start.isoformat(), "minutes": a.minutes,
+                                           "activity": a.activity, "location": a.location}
+                                          for a in block.actions]}}, cites)
+    return block
+
+
+@dataclass
+class ReactDecision:
+    react: bool
+    reaction: str
+    plan: DayPlan
+
+
+def current_plan(stream: MemoryStream, owner: str, at: datetime) -> tuple[DayPlan, Identity]:
+    """The latest plan for the day of ``at`` (with its decompositions), read back from the stream."""
+    day = start_of_day(at)
+    plan, identity, decompositions = None, None, []
+    for m in reversed(stream.memories(owner)):
+        if m.kind != PLAN:
+            continue
+        if "decomposition" in m.metadata:
+            decompositions.append(m.metadata["decomposition"])
+        elif "plan" in m.metadata and datetime.fromisoformat(m.metadata["plan"]["day"]) == day:
+            plan = DayPlan.from_dict({**m.metadata["plan"], "memory_id": m.id})
+            identity = Identity.model_validate(m.metadata["identity"])
+            break
+    if plan is None or identity is None:
+        raise MemstreamError(f"{owner} has no plan for {day.date()}; make one with plan_day or `memstream plan`")
+    for d in reversed(decompositions):  # oldest first, so a later decomposition wins
+        if d["plan"] != plan.memory_id:
+            continue
+        start = datetime.fromisoformat(d["block_start"])
+        for block in plan.blocks:
+            if block.start == start:
+                block.actions = fit_actions(block, [(a["minutes"], a["activity"], a["location"]) for a in d["actions"]])
+    return plan, identity
+
+
+def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
+          chat: ChatModel | None = None) -> ReactDecision:
+    """Decide whether ``observation`` changes the plan; if it does, replan the rest of the day from ``now``."""
+    chat = _chat(stream, chat)
+    now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
+    plan, identity = current_plan(stream, owner, now)
+    action = plan.action_at(now) or plan.block_at(now)
+    memories = "\n".join(f"- {r.memory.text}" for r in stream.retrieve(owner, observation, now=now, k=5))
+    decision = ask(chat, prompts.react_messages(identity.describe(), identity.name, f"{now:%H:%M}", action.activity,
+                                                observation, memories), parse_reaction, prompts.REACT_PURPOSE)
+    if decision is None or not decision.react:
+        return ReactDecision(False, "", plan)
+    kept = []
+    for block in plan.blocks:
+        if block.end <= now:
+            kept.append(block)
+        elif block.start < now:  # the block under way: its past part stays as it was
+            minutes = int((now - block.start).total_seconds() // 60)
+            if minutes > 0:
+                done = [a for a in block.actions if a.start < now]
+                if done and done[-1].end > now:  # the action under way ends now
+                    done[-1] = Action(done[-1].start, int((now - done[-1].start).total_seconds() // 60),
+                                      done[-1].activity, done[-1].location)
+                kept.append(Block(block.start, minutes, block.activity, block.location, done))
+    extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {decision.reaction}"
+    fresh = _blocks(identity, chat, plan.day, plan.strokes, now, extra)
+    if fresh:
+        fresh[0].activity, fresh[0].location = decision.reaction or fresh[0].activity, fresh[0].location
+    new = DayPlan(owner, plan.day, plan.strokes, kept + fresh)
+    new.memory_id = _write(stream, chat, owner, f"At {now:%H:%M} {owner} changed plans: {decision.reaction}", now,
+                           {"plan": new.to_dict(), "identity": identity.model_dump(), "supersedes": plan.memory_id,
+                            "reaction_to": observation}, (plan.memory_id,) if plan.memory_id else ())
+    return ReactDecision(True, decision.reaction, new)

@@ -1,0 +1,65 @@
+"""Planning prompts (Park et al. 2023, section 4.3), one source of truth, versioned."""
+
+from __future__ import annotations
+
+from memstream.models.base import Message
+
+VERSION = 1
+DAY_PURPOSE = "planning.day"
+HOURS_PURPOSE = "planning.hours"
+ACTIONS_PURPOSE = "planning.actions"
+REACT_PURPOSE = "planning.react"
+MIN_STROKES, MAX_STROKES = 5, 8
+MIN_ACTION, MAX_ACTION = 5, 15
+
+DAY_TEMPLATE = (
+    "{identity}\n\nOn the previous day: {yesterday}\n\n"
+    "Today is {date}. Outline {name}'s plan for today in {lo} to {hi} broad strokes, each with the "
+    "time it starts (24-hour HH:MM) and where it happens.\n"
+    'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}.'
+)
+
+HOURS_TEMPLATE = (
+    "{identity}\n\n{name}'s plan for {date} in broad strokes:\n{strokes}\n\n"
+    "Decompose the plan into hour-long blocks from {start} until midnight: one entry per hour, "
+    "with the activity and its location (sleeping counts).\n"
+    'Answer as JSON {{"hours": [{{"hour": 7, "activity": "...", "location": "..."}}]}}.'
+)
+
+ACTIONS_TEMPLATE = (
+    "{identity}\n\nFrom {start} to {end} {name} plans: {activity} (at {location}).\n"
+    "Decompose this into actions of {lo} to {hi} minutes each that fill the whole {minutes} minutes, "
+    "in order.\n"
+    'Answer as JSON {{"actions": [{{"minutes": 10, "activity": "...", "location": "..."}}]}}.'
+)
+
+REACT_TEMPLATE = (
+    "{identity}\n\nIt is {time}. {name} is {action}.\nObservation: {observation}\n"
+    "Relevant memories:\n{memories}\n\n"
+    "Should {name} react to the observation, and if so, what would be an appropriate reaction?\n"
+    'Answer as JSON {{"react": true, "reaction": "..."}} or {{"react": false, "reaction": ""}}.'
+)
+
+
+def day_messages(identity: str, name: str, date: str, yesterday: str) -> list[Message]:
+    return [{"role": "user", "content": DAY_TEMPLATE.format(
+        identity=identity, name=name, date=date, yesterday=yesterday, lo=MIN_STROKES, hi=MAX_STROKES)}]
+
+
+def hours_messages(identity: str, name: str, date: str, strokes: str, start: str) -> list[Message]:
+    return [{"role": "user", "content": HOURS_TEMPLATE.format(
+        identity=identity, name=name, date=date, strokes=strokes, start=start)}]
+
+
+def actions_messages(identity: str, name: str, start: str, end: str, minutes: int, activity: str,
+                     location: str) -> list[Message]:
+    return [{"role": "user", "content": ACTIONS_TEMPLATE.format(
+        identity=identity, name=name, start=start, end=end, minutes=minutes, activity=activity,
+        location=location, lo=MIN_ACTION, hi=MAX_ACTION)}]
+
+
+def react_messages(identity: str, name: str, time: str, action: str, observation: str,
+                   memories: str) -> list[Message]:
+    return [{"role": "user", "content": REACT_TEMPLATE.format(
+        identity=identity, name=name, time=time, action=action, observation=observation,
+        memories=memories)}]

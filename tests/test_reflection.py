@@ -130,6 +130,7 @@ def test_offline_reflection_end_to_end() -> None:
         assert insight.cites and set(insight.cites) <= mine and insight.depth == 1
     usage = stream.chat.usage.by_purpose
     assert usage["reflection.questions"].calls == 1 and usage["reflection.insights"].calls == 3
+    assert stream.chat.usage.by_stage()["reflection"].calls == 4
     assert reflect(_isabella(), owner, hours(30)).to_dict() == result.to_dict()  # deterministic
 
 

@@ -67,6 +67,15 @@ class Usage:
     def as_dict(self) -> dict[str, dict[str, Any]]:
         return {p: asdict(u) for p, u in sorted(self.by_purpose.items())}
 
+    def by_stage(self) -> dict[str, PurposeUsage]:
+        """Totals per stage: ``reflection.questions`` and ``reflection.insights`` count as ``reflection``."""
+        out: dict[str, PurposeUsage] = {}
+        for purpose, u in self.by_purpose.items():
+            total = out.setdefault(purpose.split(".")[0], PurposeUsage())
+            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s"):
+                setattr(total, name, getattr(total, name) + getattr(u, name))
+        return out
+
 
 def count_tokens(text: str) -> int:
     """A rough token count (words and punctuation) for back-ends that report none."""

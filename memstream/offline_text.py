@@ -33,3 +33,26 @@ def frequent(items: list[str], n: int, min_count: int = 1) -> list[str]:
     first = {x: i for i, x in reversed(list(enumerate(items)))}
     ranked = sorted(counts, key=lambda x: (-counts[x], first[x]))
     return [x for x in ranked if counts[x] >= min_count][:n]
+
+
+_IRREGULAR = {"be": "being", "have": "having", "lie": "lying", "die": "dying", "see": "seeing", "go": "going"}
+_DOUBLE = {"run", "sit", "get", "set", "shop", "swim", "stop", "plan", "chat", "jog", "put", "cut", "begin"}
+
+
+def gerund(phrase: str) -> str:
+    """'have breakfast' -> 'having breakfast': the first verb of a plan activity in -ing form."""
+    head, _, rest = phrase.strip().partition(" ")
+    word = head.lower()
+    if not word or word.endswith("ing"):
+        return phrase
+    if word in _IRREGULAR:
+        ing = _IRREGULAR[word]
+    elif word in _DOUBLE:
+        ing = word + word[-1] + "ing"
+    elif word.endswith("ie"):
+        ing = word[:-2] + "ying"
+    elif word.endswith("e") and not word.endswith(("ee", "ye", "oe")):
+        ing = word[:-1] + "ing"
+    else:
+        ing = word + "ing"
+    return f"{ing} {rest}".strip()

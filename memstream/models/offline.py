@@ -68,8 +68,9 @@ class OfflineChatModel(ChatModel):
         super().__init__()
         from memstream.planning.offline import HANDLERS as planning
         from memstream.reflection.offline import HANDLERS as reflection
+        from memstream.sim.offline import HANDLERS as sim
 
-        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection, **planning}
+        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection, **planning, **sim}
 
     def register(self, purpose: str, handler: Handler) -> None:
         """Teach the stand-in how to answer a new stage's prompt."""

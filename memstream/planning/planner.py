@@ -164,18 +164,36 @@ def current_plan(stream: MemoryStream, owner: str, at: datetime) -> tuple[DayPla
     return plan, identity
 
 
+def react_prompt(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, now: datetime):  # noqa: ANN201
+    """The messages asking whether ``observation`` warrants a change (for batching by a caller)."""
+    action = plan.action_at(now) or plan.block_at(now)
+    memories = "\n".join(f"- {r.memory.text}" for r in stream.retrieve(identity.name, observation, now=now, k=5))
+    return prompts.react_messages(identity.describe(), identity.name, f"{now:%H:%M}", action.activity,
+                                  observation, memories)
+
+
 def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
           chat: ChatModel | None = None) -> ReactDecision:
     """Decide whether ``observation`` changes the plan; if it does, replan the rest of the day from ``now``."""
     chat = _chat(stream, chat)
     now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
     plan, identity = current_plan(stream, owner, now)
-    action = plan.action_at(now) or plan.block_at(now)
-    memories = "\n".join(f"- {r.memory.text}" for r in stream.retrieve(owner, observation, now=now, k=5))
-    decision = ask(chat, prompts.react_messages(identity.describe(), identity.name, f"{now:%H:%M}", action.activity,
-                                                observation, memories), parse_reaction, prompts.REACT_PURPOSE)
+    decision = ask(chat, react_prompt(stream, plan, identity, observation, now), parse_reaction,
+                   prompts.REACT_PURPOSE)
     if decision is None or not decision.react:
         return ReactDecision(False, "", plan)
+    return ReactDecision(True, decision.reaction, replan(stream, plan, identity, observation, decision.reaction,
+                                                         now, chat=chat))
+
+
+def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
+           now: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+    """The rest of the day from ``now`` planned again around ``reaction``; the past stays as it was.
+
+    Written as a new plan memory citing the plan it supersedes (the stream is append-only).
+    """
+    chat = _chat(stream, chat)
+    now = require_aware(now, "now").replace(second=0, microsecond=0)
     kept = []
     for block in plan.blocks:
         if block.end <= now:
@@ -188,12 +206,13 @@ def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
                     done[-1] = Action(done[-1].start, int((now - done[-1].start).total_seconds() // 60),
                                       done[-1].activity, done[-1].location)
                 kept.append(Block(block.start, minutes, block.activity, block.location, done))
-    extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {decision.reaction}"
+    extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {reaction}"
     fresh = _blocks(identity, chat, plan.day, plan.strokes, now, extra)
-    if fresh:
-        fresh[0].activity, fresh[0].location = decision.reaction or fresh[0].activity, fresh[0].location
-    new = DayPlan(owner, plan.day, plan.strokes, kept + fresh)
-    new.memory_id = _write(stream, chat, owner, f"At {now:%H:%M} {owner} changed plans: {decision.reaction}", now,
-                           {"plan": new.to_dict(), "identity": identity.model_dump(), "supersedes": plan.memory_id,
-                            "reaction_to": observation}, (plan.memory_id,) if plan.memory_id else ())
-    return ReactDecision(True, decision.reaction, new)
+    if fresh and reaction:
+        fresh[0].activity = reaction
+    new = DayPlan(identity.name, plan.day, plan.strokes, kept + fresh)
+    new.memory_id = _write(stream, chat, identity.name, f"At {now:%H:%M} {identity.name} changed plans: {reaction}",
+                           now, {"plan": new.to_dict(), "identity": identity.model_dump(),
+                                 "supersedes": plan.memory_id, "reaction_to": observation},
+                           (plan.memory_id,) if plan.memory_id else ())
+    return new

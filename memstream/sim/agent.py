@@ -1,0 +1,60 @@
+"""One agent of the simulation: its identity, where it is, what it does, what it has seen.
+
+Plain data with ``get_state``/``set_state``, so a checkpoint can hold it and a resumed
+run continues from exactly the same state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstream.planning import DayPlan
+from memstream.sim.world import Resident
+
+
+@dataclass
+class Conversation:
+    a: str
+    b: str
+    turns: list[tuple[str, str]] = field(default_factory=list)
+    next_speaker: str = ""
+    place: str = ""
+    ended: bool = False
+
+    def other(self, name: str) -> str:
+        return self.b if name == self.a else self.a
+
+
+@dataclass
+class Agent:
+    resident: Resident
+    location: str
+    route: list[str] = field(default_factory=list)  # buildings still to pass, the next first
+    progress: float = 0.0                             # distance walked toward route[0]
+    plan: DayPlan | None = None
+    activity: str = "sleeping"                        # the action under way
+    block_activity: str = "sleeping"                  # the hour block's activity (what others see)
+    seen: dict[str, str] = field(default_factory=dict)  # thing -> the observation last written about it
+    cooldown: dict[str, float] = field(default_factory=dict)  # other -> no new conversation before (epoch s)
+    next_chat_s: float = 0.0                          # no conversation offered before this (epoch s)
+    accumulated: int = 0                              # importance perceived since the last reflection
+    perceived: tuple[int, ...] = ()                   # versions of the nearby places at the last look
+
+    @property
+    def name(self) -> str:
+        return self.resident.name
+
+    def get_state(self) -> dict[str, Any]:
+        return {"name": self.name, "location": self.location, "route": self.route, "progress": self.progress,
+                "plan": self.plan.to_dict() if self.plan else None, "activity": self.activity,
+                "block_activity": self.block_activity, "seen": self.seen, "cooldown": self.cooldown,
+                "next_chat_s": self.next_chat_s, "accumulated": self.accumulated, "perceived": list(self.perceived)}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.location, self.route, self.progress = state["location"], list(state["route"]), state["progress"]
+        self.plan = DayPlan.from_dict(state["plan"]) if state["plan"] else None
+        self.activity, self.block_activity = state["activity"], state["block_activity"]
+        self.seen, self.cooldown = dict(state["seen"]), dict(state["cooldown"])
+        self.next_chat_s, self.accumulated = state["next_chat_s"], state["accumulated"]
+        self.perceived = tuple(state["perceived"])

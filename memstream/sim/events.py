@@ -1,0 +1,50 @@
+"""The event log: one JSON line per thing that happened (time, agent, action, location, utterance).
+
+Only changes are logged (an agent's new action or place, an utterance, a plan, a
+reaction, a reflection, an object's new state), so a day of 25 agents reads as a
+story, not 216,000 lines of "still working".
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+
+class EventLog:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.lines = 0
+        self._file: IO[str] | None = path.open("a", encoding="utf-8") if path else None
+        self.memory: list[dict[str, Any]] = []  # kept when there is no file (tests, notebooks)
+
+    def log(self, at: datetime, agent: str, action: str, location: str, utterance: str | None = None) -> None:
+        event = {"time": at.isoformat(), "agent": agent, "action": action, "location": location}
+        if utterance is not None:
+            event["utterance"] = utterance
+        self.lines += 1
+        if self._file:
+            self._file.write(json.dumps(event) + "\n")
+        else:
+            self.memory.append(event)
+
+    def flush(self) -> None:
+        if self._file:
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file:
+            self._file.close()
+            self._file = None
+
+
+def truncate(path: Path, lines: int) -> None:
+    """Keep the first ``lines`` lines of ``path`` (what a checkpoint had written)."""
+    kept = path.read_text(encoding="utf-8").splitlines(keepends=True)[:lines] if path.exists() else []
+    path.write_text("".join(kept), encoding="utf-8")
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

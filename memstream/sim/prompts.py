@@ -1,0 +1,74 @@
+"""Simulation prompts: starting a conversation, each utterance, its summary, and interviews.
+
+One source of truth, versioned; the offline stand-in answers each (``memstream.sim.offline``).
+"""
+
+from __future__ import annotations
+
+from memstream.models.base import Message
+from memstream.stream import Recall
+
+VERSION = 1
+START_PURPOSE = "dialogue.start"
+TURN_PURPOSE = "dialogue"
+SUMMARY_PURPOSE = "dialogue.summary"
+INTERVIEW_PURPOSE = "interview"
+MAX_TURNS = 8
+
+START_TEMPLATE = (
+    "{identity}\n\nIt is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
+    "{name}'s relationship with {other}: {relationship}\n"
+    "What {name} remembers about {other}:\n{memories}\n\n"
+    "Should {name} start a conversation with {other}?\n"
+    'Answer as JSON {{"talk": true}} or {{"talk": false}}.'
+)
+
+TURN_TEMPLATE = (
+    "{identity}\n\nIt is {time}. {name} is talking with {other} at {place}.\n"
+    "What {name} remembers that may matter here:\n{memories}\n\n"
+    "The conversation so far:\n{dialogue}\n\n"
+    "What does {name} say next? End the conversation when it has run its course.\n"
+    'Answer as JSON {{"utterance": "...", "end": false}}.'
+)
+
+SUMMARY_TEMPLATE = (
+    "A conversation between {a} and {b}:\n{dialogue}\n\n"
+    "In one sentence, from {name}'s point of view, what did {name} learn or agree on?\n"
+    'Answer as JSON {{"summary": "..."}}.'
+)
+
+INTERVIEW_TEMPLATE = (
+    "{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
+    "Interviewer: {question}\n"
+    "Answer as {name}, in the first person, drawing only on these memories."
+)
+
+
+def memory_lines(recalls: list[Recall]) -> str:
+    return "\n".join(f"- (importance {r.memory.importance}) {r.memory.text}" for r in recalls) or "- (nothing)"
+
+
+def dialogue_lines(turns: list[tuple[str, str]]) -> str:
+    return "\n".join(f"{speaker}: {text}" for speaker, text in turns) or "(nothing yet)"
+
+
+def start_messages(identity: str, name: str, other: str, time: str, activity: str, place: str,
+                   other_activity: str, relationship: str, memories: str) -> list[Message]:
+    return [{"role": "user", "content": START_TEMPLATE.format(
+        identity=identity, name=name, other=other, time=time, activity=activity, place=place,
+        other_activity=other_activity, relationship=relationship or "none", memories=memories)}]
+
+
+def turn_messages(identity: str, name: str, other: str, time: str, place: str, memories: str,
+                  dialogue: str) -> list[Message]:
+    return [{"role": "user", "content": TURN_TEMPLATE.format(
+        identity=identity, name=name, other=other, time=time, place=place, memories=memories, dialogue=dialogue)}]
+
+
+def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:
+    return [{"role": "user", "content": SUMMARY_TEMPLATE.format(a=a, b=b, name=name, dialogue=dialogue)}]
+
+
+def interview_messages(identity: str, name: str, memories: str, question: str) -> list[Message]:
+    return [{"role": "user", "content": INTERVIEW_TEMPLATE.format(
+        identity=identity, name=name, memories=memories, question=question)}]

@@ -1,0 +1,184 @@
+"""The town: nested places (town > area > building > room > object), paths, residents.
+
+Loaded from YAML or JSON through a pydantic schema, so a bad file gets one clear
+line. Agents stand in buildings; a building has a position, and two agents see
+each other when they are in the same area within the vision radius. Objects have a
+state ("the stove is on") that agents change by using them.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import math
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from memstream.errors import MemstreamError
+from memstream.offline_text import content_words
+from memstream.planning.identity import Identity
+
+IDLE = "idle"
+
+
+class Thing(BaseModel):
+    """An object in a room; it shows ``active`` while someone's activity uses it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    uses: list[str] = Field(default_factory=list)
+    active: str = "in use"
+    idle: str = IDLE
+
+
+class Room(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    objects: list[Thing] = Field(default_factory=list)
+
+
+class Building(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    x: float
+    y: float
+    rooms: list[Room] = Field(default_factory=lambda: [Room(name="main room")])
+
+
+class Area(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    buildings: list[Building] = Field(min_length=1)
+
+
+class Resident(Identity):
+    """An identity whose home and workplace are buildings of the town."""
+
+
+class Town(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    vision_radius: float = Field(default=3.0, gt=0)
+    walk_speed: float = Field(default=0.1, gt=0, description="distance units per 10 s step")
+    areas: list[Area] = Field(min_length=1)
+    paths: list[tuple[str, str]] = Field(default_factory=list)
+    residents: list[Resident] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Town:
+        names = [b.name for a in self.areas for b in a.buildings]
+        dupes = {n for n in names if names.count(n) > 1}
+        if dupes:
+            raise ValueError(f"building names must be unique; repeated: {sorted(dupes)}")
+        known = set(names)
+        for a, b in self.paths:
+            for end in (a, b):
+                if end not in known:
+                    raise ValueError(f"path end {end!r} is not a building")
+        people = [r.name for r in self.residents]
+        if len(set(people)) != len(people):
+            raise ValueError("resident names must be unique")
+        for r in self.residents:
+            for field_name in ("home", "workplace"):
+                value = getattr(r, field_name)
+                if value and value not in known:
+                    raise ValueError(f"{r.name}'s {field_name} {value!r} is not a building")
+        return self
+
+
+def load_town(path: str | Path) -> Town:
+    path = Path(path)
+    if not path.is_file():
+        raise MemstreamError(f"no such town file: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() in (".yaml", ".yml"):
+            import yaml
+
+            data = yaml.safe_load(text)
+        else:
+            data = json.loads(text)
+    except Exception as e:  # noqa: BLE001 - yaml and json raise different errors
+        raise MemstreamError(f"{path} is not valid {path.suffix.lstrip('.').upper() or 'JSON'}: "
+                             f"{str(e).splitlines()[0]}") from None
+    try:
+        return Town.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "town"
+        raise MemstreamError(f"{path}: bad town: {where}: {first['msg']}") from None
+
+
+def default_town_path() -> Path:
+    return Path(__file__).parent / "data" / "smallville.yaml"
+
+
+class Map:
+    """Positions, areas and shortest walking routes between the town's buildings."""
+
+    def __init__(self, town: Town) -> None:
+        self.town = town
+        self.buildings: dict[str, Building] = {b.name: b for a in town.areas for b in a.buildings}
+        self.area_of: dict[str, str] = {b.name: a.name for a in town.areas for b in a.buildings}
+        self.neighbours: dict[str, list[tuple[str, float]]] = {n: [] for n in self.buildings}
+        edges = list(town.paths) or self._default_paths()
+        for a, b in edges:
+            d = self.distance(a, b)
+            self.neighbours[a].append((b, d))
+            self.neighbours[b].append((a, d))
+        self._routes: dict[tuple[str, str], list[str]] = {}
+
+    def _default_paths(self) -> list[tuple[str, str]]:
+        """Without explicit paths, every building is reachable from every other directly."""
+        names = sorted(self.buildings)
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+
+    def distance(self, a: str, b: str) -> float:
+        pa, pb = self.buildings[a], self.buildings[b]
+        return math.hypot(pa.x - pb.x, pa.y - pb.y)
+
+    def route(self, start: str, goal: str) -> list[str]:
+        """Buildings passed from ``start`` to ``goal`` (Dijkstra; both ends included)."""
+        key = (start, goal)
+        if key not in self._routes:
+            best = {start: 0.0}
+            previous: dict[str, str] = {}
+            queue = [(0.0, start)]
+            while queue:
+                d, here = heapq.heappop(queue)
+                if here == goal:
+                    break
+                if d > best.get(here, math.inf):
+                    continue
+                for there, step in sorted(self.neighbours[here]):
+                    nd = d + step
+                    if nd < best.get(there, math.inf):
+                        best[there], previous[there] = nd, here
+                        heapq.heappush(queue, (nd, there))
+            if goal not in best:
+                self._routes[key] = [start]  # unreachable: stay
+            else:
+                path = [goal]
+                while path[-1] != start:
+                    path.append(previous[path[-1]])
+                self._routes[key] = path[::-1]
+        return self._routes[key]
+
+    def resolve(self, place: str, fallback: str) -> str:
+        """A plan's location name as a building of this town (case-insensitive, by words), else ``fallback``."""
+        if place in self.buildings:
+            return place
+        wanted = place.lower()
+        for name in self.buildings:
+            if name.lower() == wanted or name.lower() in wanted or wanted in name.lower():
+                return name
+        words = set(content_words(wanted))
+        scored = [(len(words & set(content_words(n))), n) for n in sorted(self.buildings)]
+        hits, name = max(scored) if scored else (0, fallback)
+        return name if hits else fallback

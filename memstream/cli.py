@@ -99,6 +99,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _models(p)
 
+    p = sub.add_parser("run", help="simulate a town of agents (the main job); writes a run directory")
+    p.add_argument("--town", help="a town file (YAML or JSON; default: the bundled Smallville)")
+    p.add_argument("--agents", type=_positive_int, help="number of agents (default: the town's residents)")
+    p.add_argument("--start", default="2023-02-13T06:00:00-08:00", help="simulated start, ISO time with zone")
+    p.add_argument("--hours", type=float, help="simulated hours to run (default 3)")
+    p.add_argument("--step-seconds", type=_positive_int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-calls", type=_positive_int, help="stop after this many model calls (resumable)")
+    p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
+    p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
+    p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
+
+    p = sub.add_parser("replay", help="print a run's event log as a story")
+    p.add_argument("run")
+    p.add_argument("--agent")
+    p.add_argument("--from", dest="from_", metavar="TIME", help="ISO time with zone")
+    p.add_argument("--to", metavar="TIME", help="ISO time with zone")
+
+    p = sub.add_parser("interview", help="ask an agent of a finished run a question")
+    p.add_argument("run")
+    p.add_argument("--agent", required=True)
+    p.add_argument("question")
+    p.add_argument("-k", type=_positive_int, default=10, help="memories to draw on")
+
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
@@ -130,6 +155,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
         "demo": cmd_demo, "eval": cmd_eval, "reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan,
+        "run": cmd_run, "replay": cmd_replay, "interview": cmd_interview,
     }
     try:
         return handlers[args.command](args)
@@ -308,6 +334,79 @@ def cmd_plan(args: argparse.Namespace) -> int:
         print(f"  {block.start:%H:%M}-{block.end:%H:%M}  {block.activity}  @ {block.location}")
         for a in block.actions:
             print(f"      {a.start:%H:%M} +{a.minutes:>2} min  {a.activity}  @ {a.location}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from memstream.sim.run import RunConfig, resume_run, start_run
+
+    if args.hours is not None and args.hours <= 0:
+        raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
+    if args.resume:
+        result = resume_run(Path(args.resume), hours=args.hours)
+    else:
+        start = _time(args.start, "--start")
+        try:
+            config = RunConfig(town=args.town, agents=args.agents, start=start, hours=args.hours or 3.0,
+                               step_seconds=args.step_seconds, llm=args.llm or "offline",
+                               embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls)
+        except ValidationError as e:
+            raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
+        out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
+        result = start_run(config, out)
+    m = result.metrics
+    print(f"{'finished' if result.stopped == 'finished' else 'stopped (--max-calls)'} at "
+          f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
+          f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
+          f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
+    print(f"run directory: {result.out}")
+    if result.stopped != "finished":
+        print(f"resume with: memstream run --resume {result.out}")
+    print(f"inspect: memstream replay {result.out} --agent NAME | memstream interview {result.out} --agent NAME "
+          f"\"question\" | memstream recall {result.out}/streams.db --owner NAME --query TEXT")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from memstream.sim.events import read_events
+    from memstream.sim.run import read_run
+
+    out = Path(args.run)
+    _, town = read_run(out)
+    if args.agent and args.agent not in {r.name for r in town.residents}:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    lo, hi = _time(args.from_, "--from"), _time(args.to, "--to")
+    for e in read_events(out / "events.jsonl"):
+        at = datetime.fromisoformat(e["time"])
+        if (lo and at < lo) or (hi and at > hi) or (args.agent and e["agent"] != args.agent):
+            continue
+        who = e["agent"] or "(the world)"
+        said = f': "{e["utterance"]}"' if "utterance" in e else ""
+        print(f"{at:%a %H:%M:%S}  {who}: {e['action']}{said}  [{e['location']}]")
+    return 0
+
+
+def cmd_interview(args: argparse.Namespace) -> int:
+    from memstream.models import CachedChatModel, make_chat_model
+    from memstream.sim import prompts
+    from memstream.sim.run import read_run
+    from memstream.stream import MemoryStream
+
+    out = Path(args.run)
+    config, town = read_run(out)
+    resident = next((r for r in town.residents if r.name == args.agent), None)
+    if resident is None:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    chat = CachedChatModel(make_chat_model(config.llm), out / "calls.db")
+    with MemoryStream(out / "streams.db", create=False) as stream:
+        recalls = stream.retrieve(args.agent, args.question, now=stream.latest_time(args.agent), k=args.k,
+                                  touch=False)
+    answer = chat.complete(prompts.interview_messages(resident.describe(), args.agent,
+                                                      prompts.memory_lines(recalls), args.question),
+                           purpose=prompts.INTERVIEW_PURPOSE)
+    print(f"{args.agent}: {answer}")
     return 0
 
 

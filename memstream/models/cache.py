@@ -87,3 +87,33 @@ class CachedChatModel(ChatModel):
 
     def close(self) -> None:
         self._db.close()
+
+
+class CachedEmbedder:
+    """Remembers the vectors of recent texts: a simulation observes the same sentences again and again.
+
+    Same name and dimension as the wrapped embedder, and the same vectors, so a stream
+    cannot tell the difference.
+    """
+
+    def __init__(self, inner, size: int = 100_000) -> None:  # noqa: ANN001 - any Embedder
+        self.inner, self.size = inner, size
+        self.name, self.dim = inner.name, inner.dim
+        self._vectors: dict[str, object] = {}
+        self.hits = self.misses = 0
+
+    def embed(self, texts):  # noqa: ANN001, ANN201
+        import numpy as np
+
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
+                self._vectors[text] = vector
+            while len(self._vectors) > self.size:
+                del self._vectors[next(iter(self._vectors))]
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._vectors[t] for t in texts])

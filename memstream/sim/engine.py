@@ -32,6 +32,7 @@ import simpy
 
 from memstream.errors import MemstreamError
 from memstream.models.base import ChatModel, Message
+from memstream.models.offline import OfflineChatModel
 from memstream.offline_text import gerund
 from memstream.planning import decompose, plan_day, react_prompt, replan
 from memstream.planning import prompts as planning_prompts
@@ -89,12 +90,14 @@ class Simulation:
         self._answers: dict[str, Any] = {}
         self._writes: list[Any] = []
         self._round = self.env.event()
+        self._fallback = OfflineChatModel()
+        self.last_tick = self.env.now
         self.on_tick: Callable[[Simulation], bool] | None = None  # return True to stop
 
     # -- state ---------------------------------------------------------------------------------
 
     def get_state(self) -> dict[str, Any]:
-        return {"time": self.env.now, "agents": [self.agents[n].get_state() for n in self.order],
+        return {"time": self.last_tick, "agents": [self.agents[n].get_state() for n in self.order],
                 "conversations": [{"a": c.a, "b": c.b, "turns": c.turns, "next": c.next_speaker, "place": c.place}
                                   for c in {id(c): c for c in self.conversations.values()}.values()],
                 "objects": self.objects, "versions": dict(self.versions), "agent_steps": self.agent_steps}
@@ -112,7 +115,8 @@ class Simulation:
     # -- the clock -------------------------------------------------------------------------------
 
     def now(self) -> datetime:
-        return from_epoch(self.env.now).astimezone(self.tz)
+        """The simulated time of the step under way (or of the last step, after a run)."""
+        return from_epoch(self.last_tick).astimezone(self.tz)
 
     def run(self, until: datetime) -> None:
         for name in self.order:
@@ -130,7 +134,7 @@ class Simulation:
     def _agent_process(self, agent: Agent) -> Generator[simpy.Event, Any, None]:
         while True:
             yield self.env.timeout(self.step_s)
-            thinking = self._step(agent, self.now())
+            thinking = self._step(agent, from_epoch(self.env.now).astimezone(self.tz))
             answer = None
             while True:
                 try:
@@ -144,6 +148,7 @@ class Simulation:
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
         while True:
             yield self._after_agents(self.step_s)
+            self.last_tick = self.env.now
             while self._pending:
                 self._answer_round()
                 self._flush()
@@ -154,7 +159,7 @@ class Simulation:
             self._update_objects()
             self.agent_steps += len(self.agents)
             if self.on_tick and self.on_tick(self):
-                raise simpy.core.StopSimulation()
+                raise simpy.core.StopSimulation(None)
 
     def _answer_round(self) -> None:
         """Every pending question of this round, one batch per purpose, in agent order."""
@@ -195,6 +200,16 @@ class Simulation:
                     out.append(None)
             return out
 
+    def _stage(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a planning or reflection stage; if the model fails for good, the offline rules stand in."""
+        self._flush()
+        try:
+            return fn(*args, chat=self.chat)
+        except MemstreamError as e:
+            log.warning("%s failed (%s); using the offline stand-in for this step", fn.__name__, e)
+            self.model_failures += 1
+            return fn(*args, chat=self._fallback)
+
     def _flush(self) -> None:
         if self._writes:
             writes, self._writes = self._writes, []
@@ -210,8 +225,7 @@ class Simulation:
         r = a.resident
         awake = r.wake <= f"{now:%H:%M}" < r.sleep
         if awake and (a.plan is None or a.plan.day.date() != now.date()):
-            self._flush()
-            a.plan = plan_day(self.stream, r, now, chat=self.chat)
+            a.plan = self._stage(plan_day, self.stream, r, now)
             self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes),
                             a.location)
         conversation = self.conversations.get(a.name)
@@ -223,8 +237,7 @@ class Simulation:
         else:
             block = a.plan.block_at(now)
             if not block.actions and block.activity != SLEEPING:
-                self._flush()
-                decompose(self.stream, r, a.plan, now, chat=self.chat)
+                self._stage(decompose, self.stream, r, a.plan, now)
             action = a.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
             target = self.map.resolve(action.location, r.home or a.location)
@@ -251,7 +264,7 @@ class Simulation:
                 decision = (yield Ask(planning_prompts.REACT_PURPOSE,
                                       [react_prompt(self.stream, a.plan, r, top_text, minute)], parse_reaction))[0]
                 if decision is not None and decision.react:
-                    a.plan = replan(self.stream, a.plan, r, top_text, decision.reaction, minute, chat=self.chat)
+                    a.plan = self._stage(replan, self.stream, a.plan, r, top_text, decision.reaction, minute)
                     self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.location)
 
         conversation = self.conversations.get(a.name)  # it may have ended while this agent waited
@@ -262,8 +275,7 @@ class Simulation:
             yield from self._maybe_start_conversation(a, now)
 
         if a.accumulated >= THRESHOLD:
-            self._flush()
-            result = reflect(self.stream, a.name, now, chat=self.chat)
+            result = self._stage(reflect, self.stream, a.name, now)
             a.accumulated = 0
             self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
 

@@ -1,0 +1,173 @@
+"""The simulation: towns, determinism, exact resume, information spreading, faults, bad input."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memstream.cli import main
+from memstream.errors import MemstreamError
+from memstream.models import HashEmbedder, OfflineChatModel
+from memstream.models.base import Completion
+from memstream.sim.engine import Simulation
+from memstream.sim.events import EventLog
+from memstream.sim.residents import generate_residents
+from memstream.sim.run import RunConfig, resume_run, start_run
+from memstream.sim.world import Map, default_town_path, load_town
+from memstream.stream import MemoryStream
+
+TZ = timezone(timedelta(hours=-8))
+START = datetime(2023, 2, 13, 6, tzinfo=TZ)
+
+
+def config(**kw) -> RunConfig:
+    return RunConfig(**({"agents": 6, "start": START, "hours": 3, "embedder": "hash"} | kw))
+
+
+def test_default_town_and_routes() -> None:
+    town = load_town(default_town_path())
+    assert len(town.residents) == 25
+    kinds = " ".join(b.name for a in town.areas for b in a.buildings)
+    for place in ("Hobbs Cafe", "Oak Hill College", "Johnson Park", "The Rose and Crown Pub", "Supply Store"):
+        assert place in kinds
+    m = Map(town)
+    route = m.route("Oak Hill apartments", "College Library")
+    assert route[0] == "Oak Hill apartments" and route[-1] == "College Library"
+    assert m.resolve("the library", "x") == "College Library" and m.resolve("the moon", "home") == "home"
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("name: T\nareas: []\n", "areas"),
+    ("name: T\nareas:\n- name: A\n  buildings:\n  - {name: B, x: 0, y: 0}\n  - {name: B, x: 1, y: 0}\n", "unique"),
+    ("name: T\nareas:\n- name: A\n  buildings:\n  - {name: B, x: 0, y: 0}\npaths: [[B, Nowhere]]\n", "Nowhere"),
+    ("name: T\nareas: [oops\n", "not valid YAML"),
+])
+def test_bad_town_files_get_one_clear_line(tmp_path: Path, capsys, text: str, problem: str) -> None:
+    path = tmp_path / "town.yaml"
+    path.write_text(text)
+    with pytest.raises(MemstreamError, match=problem):
+        load_town(path)
+    assert main(["run", "--town", str(path), "--hours", "1", "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and len(err.strip().splitlines()) == 1
+
+
+def test_generated_residents_are_deterministic_and_many() -> None:
+    town = load_town(default_town_path())
+    a, b = generate_residents(town, 1000, seed=7), generate_residents(town, 1000, seed=7)
+    assert a == b and len({r.name for r in a}) == 1000
+    assert generate_residents(town, 5, seed=8) != a[:5]
+    buildings = {b.name for area in town.areas for b in area.buildings}
+    assert all(r.home in buildings and (not r.workplace or r.workplace in buildings) for r in a)
+
+
+def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path) -> None:
+    start_run(config(), tmp_path / "a", progress=False)
+    start_run(config(), tmp_path / "b", progress=False)
+    a, b = (tmp_path / "a" / "events.jsonl").read_text(), (tmp_path / "b" / "events.jsonl").read_text()
+    assert a == b and len(a.splitlines()) > 50
+    events = [json.loads(line) for line in a.splitlines()]
+    assert {"time", "agent", "action", "location"} <= set(events[0])
+    assert any("utterance" in e for e in events)
+    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    assert metrics["agent_steps"] == 6 * 3 * 360 and metrics["calls_per_agent_step"] <= 0.03
+
+
+def test_a_run_stopped_by_max_calls_resumes_to_the_same_log(tmp_path: Path) -> None:
+    whole = start_run(config(), tmp_path / "whole", progress=False)
+    part = start_run(config(max_calls=whole.metrics["model_calls"] // 2), tmp_path / "part", progress=False)
+    assert part.stopped == "max-calls" and part.sim_time < whole.sim_time
+    (tmp_path / "part" / "config.json").write_text(config().model_dump_json())  # lift the cap
+    done = resume_run(tmp_path / "part", progress=False)
+    assert done.stopped == "finished"
+    assert (tmp_path / "part" / "events.jsonl").read_text() == (tmp_path / "whole" / "events.jsonl").read_text()
+
+
+def test_a_killed_run_resumes_to_the_same_log(tmp_path: Path, monkeypatch) -> None:
+    whole = start_run(config(hours=2.5), tmp_path / "whole", progress=False)
+    calls, kill_at = {"n": 0}, whole.metrics["model_calls"] * 2 // 3
+    original = OfflineChatModel._generate
+
+    def dying(self, messages, purpose, params) -> Completion:
+        calls["n"] += 1
+        if calls["n"] == kill_at:
+            raise KeyboardInterrupt  # Ctrl-C after the first checkpoint
+        return original(self, messages, purpose, params)
+
+    monkeypatch.setattr(OfflineChatModel, "_generate", dying)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(config(hours=2.5), tmp_path / "killed", progress=False)
+    monkeypatch.setattr(OfflineChatModel, "_generate", original)
+    assert (tmp_path / "killed" / "checkpoint" / "LATEST").exists()
+    resume_run(tmp_path / "killed", progress=False)
+    assert (tmp_path / "killed" / "events.jsonl").read_text() == (tmp_path / "whole" / "events.jsonl").read_text()
+
+
+def test_news_spreads_through_conversation() -> None:
+    town = load_town(default_town_path())
+    pair = [r for r in town.residents if r.name in ("Isabella Rodriguez", "Maria Lopez")]
+    pair[1] = pair[1].model_copy(update={"home": pair[0].home, "relationships": {"Isabella Rodriguez": "friend"}})
+    chat = OfflineChatModel()
+    stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
+    fact = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th at 5pm"
+    stream.add("Isabella Rodriguez", fact, at=START - timedelta(hours=1), importance=9)
+    sim = Simulation(town, pair, stream, chat, EventLog(None), start=START)
+    sim.run(START + timedelta(hours=2))
+    heard = [m.text for m in stream.memories("Maria Lopez") if "Valentine's Day party" in m.text]
+    assert heard, "Maria never heard about the party"
+    assert any(m.kind == "dialogue" and "told Maria Lopez" in m.text for m in stream.memories("Maria Lopez"))
+
+
+class FlakyChat(OfflineChatModel):
+    """Fails every 5th importance call, as a rate-limited endpoint would after its retries."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.n = 0
+
+    def _generate_batch(self, batch, purpose, params):
+        if purpose == "importance":
+            self.n += 1
+            if self.n % 5 == 0:
+                raise MemstreamError("openai:m (importance) failed: RateLimitError: slow down")
+        return super()._generate_batch(batch, purpose, params)
+
+
+def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
+    town = load_town(default_town_path())
+    chat = FlakyChat()
+    stream = MemoryStream(":memory:", HashEmbedder(64), chat=chat)
+    sim = Simulation(town, town.residents[:6], stream, chat, EventLog(None), start=START)
+    sim.run(START + timedelta(hours=1))
+    assert sim.model_failures > 0 and sim.agent_steps == 6 * 360
+
+
+def test_run_replay_interview_cli(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run"
+    code = main(["run", "--agents", "4", "--hours", "1.5", "--embedder", "hash", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0 and "finished at 2023-02-13 07:30" in printed and f"memstream replay {out}" in printed
+    assert main(["replay", str(out), "--agent", "Isabella Rodriguez", "--to", "2023-02-13T07:00:00-08:00"]) == 0
+    story = capsys.readouterr().out.splitlines()
+    assert story and all("Isabella Rodriguez:" in line for line in story)
+    assert main(["interview", str(out), "--agent", "Isabella Rodriguez", "What are you doing today?"]) == 0
+    assert capsys.readouterr().out.startswith("Isabella Rodriguez: ")
+
+
+@pytest.mark.parametrize(("argv", "problem"), [
+    (["run", "--hours", "0"], "--hours must be positive"),
+    (["run", "--hours", "1", "--start", "2023-02-13T06:00:00"], "no time zone"),
+    (["replay", "{tmp}"], "not a run directory"),
+    (["replay", "{run}", "--agent", "Nobody"], "unknown agent 'Nobody'"),
+    (["interview", "{run}", "--agent", "Nobody", "hi"], "unknown agent 'Nobody'"),
+    (["run", "--agents", "2", "--hours", "1", "--embedder", "hash", "--out", "{run}"], "is not empty"),
+])
+def test_run_bad_input(tmp_path: Path, capsys, argv, problem) -> None:
+    run_dir = tmp_path / "r"
+    start_run(config(agents=2, hours=0.5), run_dir, progress=False)
+    code = main([a.format(tmp=tmp_path, run=run_dir) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and problem in err and len(err.strip().splitlines()) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.residents import generate_residents
+from memstream.sim.residents import populate
 from memstream.sim.run import RunConfig, resume_run, start_run
 from memstream.sim.world import Map, default_town_path, load_town
 from memstream.stream import MemoryStream
@@ -57,11 +58,16 @@ def test_bad_town_files_get_one_clear_line(tmp_path: Path, capsys, text: str, pr
 
 def test_generated_residents_are_deterministic_and_many() -> None:
     town = load_town(default_town_path())
-    a, b = generate_residents(town, 1000, seed=7), generate_residents(town, 1000, seed=7)
-    assert a == b and len({r.name for r in a}) == 1000
-    assert generate_residents(town, 5, seed=8) != a[:5]
-    buildings = {b.name for area in town.areas for b in area.buildings}
-    assert all(r.home in buildings and (not r.workplace or r.workplace in buildings) for r in a)
+    a, b = populate(town, 1000, seed=7), populate(town, 1000, seed=7)
+    assert a == b and len({r.name for r in a.residents}) == 1000
+    assert a.residents[:25] == town.residents
+    assert populate(town, 30, seed=8).residents[25:] != a.residents[25:30]
+    buildings = {b.name for area in a.areas for b in area.buildings}
+    assert all(r.home in buildings and (not r.workplace or r.workplace in buildings) for r in a.residents)
+    per_home = Counter(r.home for r in a.residents[25:])
+    assert max(per_home.values()) <= 8  # new streets keep a large town as sparse as a small one
+    m = Map(a)
+    assert m.route(a.residents[-1].home, "Hobbs Cafe")[-1] == "Hobbs Cafe"
 
 
 def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path) -> None:

@@ -75,10 +75,16 @@ class CachedChatModel(ChatModel):
                 "run in record mode to make them"
             )
         if missing:
-            fresh = self.inner._generate_batch([batch[i] for i in missing], purpose, params)
-            for i, c in zip(missing, fresh, strict=True):
-                self._store(keys[i], purpose, c)
-                results[i] = c
+            first = {keys[i]: i for i in reversed(missing)}  # ask each distinct question once
+            unique = sorted(first.values())
+            fresh = dict(zip(unique, self.inner._generate_batch([batch[i] for i in unique], purpose, params),
+                             strict=True))
+            for i in unique:
+                self._store(keys[i], purpose, fresh[i])
+            for i in missing:
+                source = fresh[first[keys[i]]]
+                results[i] = source if i in fresh else Completion(source.text, source.prompt_tokens,
+                                                                  source.completion_tokens, cached=True)
         return [r for r in results if r is not None]
 
     def __len__(self) -> int:

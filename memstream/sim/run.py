@@ -28,7 +28,7 @@ from memstream.models.base import PurposeUsage
 from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog, truncate
-from memstream.sim.residents import generate_residents
+from memstream.sim.residents import populate
 from memstream.sim.world import Town, default_town_path, load_town
 from memstream.stream import MemoryStream
 from memstream.timeutil import require_aware
@@ -65,14 +65,7 @@ class RunResult(BaseModel):
 
 def _resolve_town(config: RunConfig) -> Town:
     town = load_town(config.town or default_town_path())
-    n = config.agents or len(town.residents)
-    residents = list(town.residents[:n])
-    if n > len(residents):
-        taken = {r.name for r in residents}
-        extra = [r for r in generate_residents(town, n - len(residents) + len(taken), config.seed)
-                 if r.name not in taken]
-        residents += extra[: n - len(residents)]
-    return town.model_copy(update={"residents": residents})
+    return populate(town, config.agents or len(town.residents), config.seed)
 
 
 def start_run(config: RunConfig, out: Path, *, progress: bool = True) -> RunResult:

@@ -13,8 +13,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The main job: the default town's 25 agents for three simulated hours, offline.
 demo: $(STAMP)
-	$(BIN)/memstream demo
+	rm -rf runs/demo
+	$(BIN)/memstream run --hours 3 --out runs/demo
 
 test: $(STAMP)
 	$(BIN)/ruff check memstream tests benchmarks
@@ -25,6 +27,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval.py --n 1000,10000,100000
+	$(BIN)/python benchmarks/simulation.py --agents 25,200,1000 --hours 1
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

@@ -16,10 +16,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class ScriptedServer:
-    def __init__(self, script: list[tuple[int, str]]) -> None:
+    def __init__(self, script: list[tuple[int, str]], delay: float = 0.0) -> None:
         self.script = list(script)
+        self.delay = delay  # every answer takes this long (to see requests overlap)
         self.requests: list[dict] = []
         self.lock = threading.Lock()
+        self.in_flight = self.max_in_flight = 0
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,7 +45,12 @@ class ScriptedServer:
                             status, content = 200, "late"
                         payload = _chat(body["model"], content) if status == 200 else {
                             "error": {"message": content, "type": "server_error"}}
-                time.sleep(stall)
+                with outer.lock:
+                    outer.in_flight += 1
+                    outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
+                time.sleep(stall or outer.delay)
+                with outer.lock:
+                    outer.in_flight -= 1
                 data = json.dumps(payload).encode()
                 with contextlib.suppress(BrokenPipeError):  # the client timed out and left
                     self._reply(status, data)

@@ -126,6 +126,29 @@ def test_openai_retries_a_timeout() -> None:
         assert len(server.chat_requests) == 2
 
 
+def test_openai_batches_run_concurrently() -> None:
+    script = [(200, str(i + 1)) for i in range(6)]
+    with ScriptedServer(script, delay=0.2) as server:
+        chat = OpenAIChat("m", base_url=server.url, api_key="k", concurrency=3)
+        answers = chat.complete_batch([[{"role": "user", "content": f"q{i}"}] for i in range(6)], purpose="t")
+        assert server.max_in_flight == 3
+    asked = {r["messages"][0]["content"]: r for r in server.chat_requests}
+    assert sorted(asked) == [f"q{i}" for i in range(6)] and sorted(answers) == [str(i + 1) for i in range(6)]
+    assert chat.usage.by_purpose["t"].calls == 6
+
+
+def test_openai_batch_from_inside_a_running_event_loop() -> None:
+    import asyncio
+
+    with ScriptedServer([(200, "1"), (200, "2")]) as server:
+        chat = OpenAIChat("m", base_url=server.url, api_key="k")
+
+        async def notebook_cell() -> list[str]:  # Jupyter runs cells inside an event loop
+            return chat.complete_batch([[{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]])
+
+        assert sorted(asyncio.run(notebook_cell())) == ["1", "2"]
+
+
 def test_openai_gives_up_after_its_retries_with_a_clear_error() -> None:
     with ScriptedServer([(503, "down")] * 3) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", retries=2, backoff_s=0.01)

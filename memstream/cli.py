@@ -124,6 +124,36 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("question")
     p.add_argument("-k", type=_positive_int, default=10, help="memories to draw on")
 
+    p = sub.add_parser("plot", help="plot why memories are recalled (PNG or SVG)")
+    plots = p.add_subparsers(dest="plot", required=True, parser_class=_Parser)
+
+    def plot_parser(name: str, text: str, *, agent: bool = True, query: bool = False) -> argparse.ArgumentParser:
+        q = plots.add_parser(name, help=text)
+        q.add_argument("src", help="a stream file or a run directory")
+        if agent:
+            q.add_argument("--agent", required=True)
+        if query:
+            q.add_argument("--query", required=True)
+            q.add_argument("-k", type=_positive_int, default=10)
+        q.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
+        q.add_argument("-o", "--out", required=True, help="output file, .png or .svg")
+        return q
+
+    plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance", query=True)
+    plot_parser("decay", "recency against hours since access, memories on the curves").add_argument(
+        "--decays", default="0.99,0.995,0.999")
+    imp = plots.add_parser("importance", help="the distribution of importance by kind")
+    imp.add_argument("src")
+    imp.add_argument("--agent")
+    imp.add_argument("-o", "--out", required=True)
+    plot_parser("timeline", "memories over time by kind, reflections and the trigger sum")
+    plot_parser("reflections", "the citation graph from reflections to observations").add_argument(
+        "--memory", type=_positive_int)
+    plot_parser("weights", "how the top-k changes as the weights vary", query=True)
+    rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json output")
+    rec.add_argument("eval_json")
+    rec.add_argument("-o", "--out", required=True)
+
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
@@ -155,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect,
         "demo": cmd_demo, "eval": cmd_eval, "reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan,
-        "run": cmd_run, "replay": cmd_replay, "interview": cmd_interview,
+        "run": cmd_run, "replay": cmd_replay, "interview": cmd_interview, "plot": cmd_plot,
     }
     try:
         return handlers[args.command](args)
@@ -407,6 +437,46 @@ def cmd_interview(args: argparse.Namespace) -> int:
                                                       prompts.memory_lines(recalls), args.question),
                            purpose=prompts.INTERVIEW_PURPOSE)
     print(f"{args.agent}: {answer}")
+    return 0
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from memstream import plots
+    from memstream.stream import MemoryStream
+
+    out = plots.check_output(args.out)
+    if args.plot == "recall":
+        path = Path(args.eval_json)
+        try:
+            results = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            raise MemstreamError(f"cannot read {path} as memstream eval --json output") from None
+        print(f"wrote {plots.save(plots.recall(results), out)}")
+        return 0
+    src = Path(args.src)
+    path = src / "streams.db" if src.is_dir() else src
+    with MemoryStream(path, create=False) as stream:
+        agent = getattr(args, "agent", None)
+        if agent and agent not in stream.owners():
+            raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
+        at = _time(getattr(args, "at", None), "--at")
+        if args.plot == "components":
+            fig = plots.components(stream, agent, args.query, k=args.k, at=at)
+        elif args.plot == "decay":
+            try:
+                decays = tuple(float(d) for d in args.decays.split(","))
+            except ValueError:
+                raise MemstreamError(f"--decays {args.decays!r} must be numbers like 0.99,0.995") from None
+            fig = plots.decay(stream, agent, decays=decays, at=at)
+        elif args.plot == "importance":
+            fig = plots.importance(stream, agent)
+        elif args.plot == "timeline":
+            fig = plots.timeline(stream, agent)
+        elif args.plot == "reflections":
+            fig = plots.reflections(stream, agent, memory=args.memory)
+        else:
+            fig = plots.weights(stream, agent, args.query, k=args.k, at=at)
+    print(f"wrote {plots.save(fig, out)}")
     return 0
 
 

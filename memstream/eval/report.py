@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memstream.errors import MemstreamError
-
 
 def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
     """Retrievers as rows; recall_any, recall_all and NDCG at each k; context share at the largest k."""
@@ -31,29 +29,6 @@ def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
 
 def plot_recall(results: Sequence[dict[str, Any]], out: str | Path) -> Path:
     """recall_any@k against k, one line per retriever (PNG or SVG by extension)."""
-    out = Path(out)
-    if out.suffix.lower() not in (".png", ".svg"):
-        raise MemstreamError(f"plot file {out} must end in .png or .svg")
-    import matplotlib
+    from memstream.plots import check_output, recall, save
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    for r in results:
-        curve = r.get("recall_any_curve") or []
-        ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=r["retriever"])
-    head = results[0]
-    ax.set_title(f"Recall on {head['dataset']} ({head['granularity']}), n = {head['n']}, {head['embedder']}")
-    ax.set_xlabel("k (memories retrieved)")
-    ax.set_ylabel("recall_any@k (share of questions with evidence in the top k)")
-    ax.set_ylim(0, 1)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.grid(alpha=0.3)
-    ax.legend(loc="lower right", fontsize="small")
-    fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return save(recall(list(results)), check_output(out))

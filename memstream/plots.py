@@ -1,0 +1,228 @@
+"""Plots that show *why* a memory was recalled: score components, decay, importance, timelines,
+citation graphs, weight sensitivity and benchmark recall. Headless (Agg); PNG or SVG by extension.
+
+Every function returns the matplotlib Figure, so a notebook can show it and a test can read it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from memstream.errors import MemstreamError  # noqa: E402
+from memstream.stream import REFLECTION, MemoryStream, Weights  # noqa: E402
+
+plt.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
+COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868"}
+KIND_COLOURS = {"observation": "#4C72B0", "reflection": "#C44E52", "plan": "#8172B3", "dialogue": "#55A868"}
+
+
+def check_output(path: str | Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() not in (".png", ".svg"):
+        raise MemstreamError(f"output {path} must end in .png or .svg")
+    return path
+
+
+def save(fig: Figure, path: str | Path) -> Path:
+    path = check_output(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _label(text: str, kind: str, width: int = 48) -> str:
+    short = textwrap.shorten(" ".join(text.split()), width=width, placeholder="…")
+    return f"{short} [{kind}]"
+
+
+def components(stream: MemoryStream, agent: str, query: str, *, k: int = 10, at: datetime | None = None,
+               weights: Weights | None = None) -> Figure:
+    """The top-k as horizontal stacked bars of weighted recency, importance and relevance (best on top)."""
+    now = at or stream.latest_time(agent)
+    recalls = stream.retrieve(agent, query, now=now, k=k, weights=weights, touch=False)
+    w = recalls[0].weights
+    fig, ax = plt.subplots(figsize=(10, 0.45 * len(recalls) + 1.6))
+    y = np.arange(len(recalls))[::-1]
+    left = np.zeros(len(recalls))
+    for name, weight in (("recency", w.recency), ("importance", w.importance), ("relevance", w.relevance)):
+        values = np.array([getattr(r, name) * weight for r in recalls])
+        ax.barh(y, values, left=left, color=COLOURS[name], label=f"{name} × {weight:g}")
+        left += values
+    ax.set_yticks(y, [_label(r.memory.text, r.memory.kind) for r in recalls], fontsize=8)
+    ax.set_xlabel("weighted, min-max normalised score (bar length = total)")
+    ax.set_title(f"Why {agent} recalls these for “{textwrap.shorten(query, 50)}” (at {now:%Y-%m-%d %H:%M})")
+    ax.legend(loc="lower right", fontsize=8)
+    return fig
+
+
+def decay(stream: MemoryStream, agent: str, *, decays: tuple[float, ...] = (0.99, 0.995, 0.999),
+          at: datetime | None = None) -> Figure:
+    """Recency against hours since last access for each decay, with the agent's memories on the curves."""
+    now = at or stream.latest_time(agent)
+    memories = stream.memories(agent)
+    hours = np.array([(now - m.last_accessed_at).total_seconds() / 3600 for m in memories])
+    hours = np.maximum(hours, 0)
+    span = max(float(hours.max()) * 1.1, 24.0)
+    grid = np.linspace(0, span, 300)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for d in decays:
+        line, = ax.plot(grid, d ** grid, label=f"decay {d:g} per hour")
+        ax.scatter(hours, d ** hours, s=14, color=line.get_color(), alpha=0.7)
+    ax.set_xlabel("simulated hours since last access")
+    ax.set_ylabel("recency = decay ** hours")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"Recency of {agent}'s {len(memories)} memories at {now:%Y-%m-%d %H:%M} (dots: memories)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def importance(stream: MemoryStream, agent: str | None = None) -> Figure:
+    """How many memories of each kind received each importance rating."""
+    owners = [agent] if agent else stream.owners()
+    memories = [m for o in owners for m in stream.memories(o)]
+    kinds = sorted({m.kind for m in memories})
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    width = 0.8 / max(len(kinds), 1)
+    for i, kind in enumerate(kinds):
+        counts = np.bincount([m.importance for m in memories if m.kind == kind], minlength=11)[1:]
+        ax.bar(np.arange(1, 11) + (i - (len(kinds) - 1) / 2) * width, counts, width,
+               label=kind, color=KIND_COLOURS.get(kind))
+    ax.set_xticks(range(1, 11))
+    ax.set_xlabel("importance rating (1 mundane … 10 poignant)")
+    ax.set_ylabel("memories")
+    ax.set_title(f"Importance by kind: {agent or f'{len(owners)} agents'}, {len(memories)} memories")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def timeline(stream: MemoryStream, agent: str, *, threshold: int = 150) -> Figure:
+    """Memories over simulated time by kind, reflections marked, and the reflection trigger's sum."""
+    memories = stream.memories(agent)
+    kinds = sorted({m.kind for m in memories})
+    lane = {k: i for i, k in enumerate(kinds)}
+    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.6 * len(kinds) + 1.5))
+    for kind in kinds:
+        ms = [m for m in memories if m.kind == kind]
+        ax.scatter([m.created_at for m in ms], [lane[kind]] * len(ms), s=[8 + 4 * m.importance for m in ms],
+                   marker="*" if kind == REFLECTION else "o", color=KIND_COLOURS.get(kind), label=kind, alpha=0.7)
+    ax.set_yticks(range(len(kinds)), kinds)
+    ax.set_xlabel("simulated time")
+    ax.set_title(f"{agent}'s memories over time (size = importance; ★ reflections)")
+    total, times, sums = 0, [], []
+    for m in memories:
+        if m.kind == REFLECTION and total >= threshold:
+            total = 0
+        elif m.kind == "observation":
+            total += m.importance
+        times.append(m.created_at)
+        sums.append(total)
+    twin = ax.twinx()
+    twin.step(times, sums, where="post", color="grey", linewidth=1, label="importance since last reflection")
+    twin.axhline(threshold, color="grey", linestyle=":", linewidth=1)
+    twin.set_ylabel(f"trigger sum (reflects at {threshold})")
+    handles = ax.get_legend_handles_labels()[0] + twin.get_legend_handles_labels()[0]
+    ax.legend(handles, [h.get_label() for h in handles], fontsize=8, loc="upper left")
+    fig.autofmt_xdate()
+    return fig
+
+
+def reflections(stream: MemoryStream, agent: str, *, memory: int | None = None) -> Figure:
+    """The citation graph from reflections (top) down to the observations they rest on (bottom)."""
+    by_id = {m.id: m for m in stream.memories(agent)}
+    if memory is not None:
+        if memory not in by_id:
+            raise MemstreamError(f"no memory {memory} for owner {agent!r}")
+        roots = [memory]
+    else:
+        roots = [m.id for m in by_id.values() if m.kind == REFLECTION]
+    if not roots:
+        raise MemstreamError(f"{agent} has no reflections yet; run `memstream reflect` first")
+    nodes, stack = set(), list(roots)
+    while stack:
+        mid = stack.pop()
+        if mid not in nodes:
+            nodes.add(mid)
+            stack.extend(c for c in by_id[mid].cites if c in by_id)
+    depth = {n: int(by_id[n].metadata.get("depth", 0)) for n in nodes}
+    layers: dict[int, list[int]] = {}
+    for n in sorted(nodes):
+        layers.setdefault(depth[n], []).append(n)
+    pos = {n: (i - (len(ids) - 1) / 2, d) for d, ids in layers.items() for i, n in enumerate(ids)}
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * max(len(v) for v in layers.values())), 2.2 * len(layers) + 1.5))
+    for n in nodes:
+        for c in by_id[n].cites:
+            if c in pos:
+                ax.annotate("", xy=pos[c], xytext=pos[n], arrowprops={"arrowstyle": "->", "color": "grey",
+                                                                      "alpha": 0.6})
+    for n, (x, y) in pos.items():
+        m = by_id[n]
+        ax.scatter([x], [y], s=60 + 10 * m.importance, color=KIND_COLOURS.get(m.kind), zorder=3)
+        below = m.kind != REFLECTION
+        ax.annotate(f"[{n}] " + textwrap.shorten(m.text, 30, placeholder="…"), (x, y), textcoords="offset points",
+                    xytext=(0, -10 if below else 10), ha="right" if below else "left", va="top" if below else "bottom",
+                    rotation=25, fontsize=7)
+    ax.set_yticks(sorted(layers), [f"depth {d}" for d in sorted(layers)])
+    ax.set_xticks([])
+    ax.set_title(f"{agent}: what {len(roots)} reflection(s) rest on (arrows point to cited memories)", pad=40)
+    ax.set_ylim(-0.7, max(layers) + 0.7)
+    ax.margins(x=0.15)
+    return fig
+
+
+def weight_grid(step: float = 0.25) -> list[tuple[float, float, float]]:
+    """(recency, importance, relevance) weights on the simplex, in steps of ``step``."""
+    n = round(1 / step)
+    return [(i * step, j * step, (n - i - j) * step) for i in range(n + 1) for j in range(n + 1 - i)]
+
+
+def weights(stream: MemoryStream, agent: str, query: str, *, k: int = 5, at: datetime | None = None,
+            step: float = 0.25) -> Figure:
+    """Which memories stay in the top k as the three weights vary (rows: memories; columns: weights)."""
+    now = at or stream.latest_time(agent)
+    grid = weight_grid(step)
+    tops = [[r.memory for r in stream.retrieve(agent, query, now=now, k=k, touch=False,
+                                               weights=Weights(recency=a, importance=b, relevance=c))]
+            for a, b, c in grid]
+    ids = sorted({m.id for top in tops for m in top}, key=lambda i: -sum(i in [m.id for m in t] for t in tops))
+    text = {m.id: m for top in tops for m in top}
+    ranks = np.full((len(ids), len(grid)), np.nan)
+    for col, top in enumerate(tops):
+        for rank, m in enumerate(top, 1):
+            ranks[ids.index(m.id), col] = rank
+    fig, ax = plt.subplots(figsize=(0.45 * len(grid) + 4, 0.4 * len(ids) + 2))
+    image = ax.imshow(ranks, cmap="viridis_r", vmin=1, vmax=k, aspect="auto")
+    ax.set_yticks(range(len(ids)), [_label(text[i].text, text[i].kind, 40) for i in ids], fontsize=7)
+    ax.set_xticks(range(len(grid)), [f"{a:g}/{b:g}/{c:g}" for a, b, c in grid], rotation=90, fontsize=7)
+    ax.set_xlabel("weights: recency / importance / relevance")
+    ax.set_title(f"Top-{k} for “{textwrap.shorten(query, 40)}” as the weights vary (blank: not in the top {k})")
+    fig.colorbar(image, ax=ax, label="rank")
+    return fig
+
+
+def recall(results: list[dict[str, Any]]) -> Figure:
+    """recall_any@k against k per retriever, from ``memstream eval --json`` output."""
+    if not results or "recall_any_curve" not in results[0]:
+        raise MemstreamError("not memstream eval output (a list of results with recall_any_curve)")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for r in results:
+        curve = r["recall_any_curve"]
+        ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=r["retriever"])
+    head = results[0]
+    ax.set_title(f"Recall on {head['dataset']} ({head['granularity']}), n = {head['n']}, {head['embedder']}")
+    ax.set_xlabel("k (memories retrieved)")
+    ax.set_ylabel("recall_any@k (share of questions with evidence in the top k)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right", fontsize="small")
+    return fig

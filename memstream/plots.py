@@ -1,7 +1,8 @@
 """Plots that show *why* a memory was recalled: score components, decay, importance, timelines,
-citation graphs, weight sensitivity and benchmark recall. Headless (Agg); PNG or SVG by extension.
+citation graphs, weight sensitivity and benchmark recall. PNG or SVG by extension.
 
-Every function returns the matplotlib Figure, so a notebook can show it and a test can read it.
+Every function returns a matplotlib Figure made without pyplot (no global state, no
+display needed), so the CLI runs headless, a notebook shows it, and a test can read it.
 """
 
 from __future__ import annotations
@@ -12,16 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from memstream.errors import MemstreamError
+from memstream.stream import REFLECTION, MemoryStream, Weights
 
-from memstream.errors import MemstreamError  # noqa: E402
-from memstream.stream import REFLECTION, MemoryStream, Weights  # noqa: E402
-
-plt.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
+matplotlib.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
 COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868"}
 KIND_COLOURS = {"observation": "#4C72B0", "reflection": "#C44E52", "plan": "#8172B3", "dialogue": "#55A868"}
 
@@ -37,8 +35,12 @@ def save(fig: Figure, path: str | Path) -> Path:
     path = check_output(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
     return path
+
+
+def _figure(width: float, height: float) -> tuple[Figure, Any]:
+    fig = Figure(figsize=(width, height), layout="constrained")
+    return fig, fig.subplots()
 
 
 def _label(text: str, kind: str, width: int = 48) -> str:
@@ -52,7 +54,7 @@ def components(stream: MemoryStream, agent: str, query: str, *, k: int = 10, at:
     now = at or stream.latest_time(agent)
     recalls = stream.retrieve(agent, query, now=now, k=k, weights=weights, touch=False)
     w = recalls[0].weights
-    fig, ax = plt.subplots(figsize=(10, 0.45 * len(recalls) + 1.6))
+    fig, ax = _figure(10, 0.45 * len(recalls) + 1.6)
     y = np.arange(len(recalls))[::-1]
     left = np.zeros(len(recalls))
     for name, weight in (("recency", w.recency), ("importance", w.importance), ("relevance", w.relevance)):
@@ -75,7 +77,7 @@ def decay(stream: MemoryStream, agent: str, *, decays: tuple[float, ...] = (0.99
     hours = np.maximum(hours, 0)
     span = max(float(hours.max()) * 1.1, 24.0)
     grid = np.linspace(0, span, 300)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = _figure(8, 4.5)
     for d in decays:
         line, = ax.plot(grid, d ** grid, label=f"decay {d:g} per hour")
         ax.scatter(hours, d ** hours, s=14, color=line.get_color(), alpha=0.7)
@@ -92,7 +94,7 @@ def importance(stream: MemoryStream, agent: str | None = None) -> Figure:
     owners = [agent] if agent else stream.owners()
     memories = [m for o in owners for m in stream.memories(o)]
     kinds = sorted({m.kind for m in memories})
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = _figure(8, 4.5)
     width = 0.8 / max(len(kinds), 1)
     for i, kind in enumerate(kinds):
         counts = np.bincount([m.importance for m in memories if m.kind == kind], minlength=11)[1:]
@@ -111,7 +113,7 @@ def timeline(stream: MemoryStream, agent: str, *, threshold: int = 150) -> Figur
     memories = stream.memories(agent)
     kinds = sorted({m.kind for m in memories})
     lane = {k: i for i, k in enumerate(kinds)}
-    fig, ax = plt.subplots(figsize=(10, 1.0 + 0.6 * len(kinds) + 1.5))
+    fig, ax = _figure(10, 1.0 + 0.6 * len(kinds) + 1.5)
     for kind in kinds:
         ms = [m for m in memories if m.kind == kind]
         ax.scatter([m.created_at for m in ms], [lane[kind]] * len(ms), s=[8 + 4 * m.importance for m in ms],
@@ -121,7 +123,7 @@ def timeline(stream: MemoryStream, agent: str, *, threshold: int = 150) -> Figur
     ax.set_title(f"{agent}'s memories over time (size = importance; ★ reflections)")
     total, times, sums = 0, [], []
     for m in memories:
-        if m.kind == REFLECTION and total >= threshold:
+        if m.kind == REFLECTION:  # a reflection restarts the trigger's sum
             total = 0
         elif m.kind == "observation":
             total += m.importance
@@ -159,7 +161,7 @@ def reflections(stream: MemoryStream, agent: str, *, memory: int | None = None) 
     for n in sorted(nodes):
         layers.setdefault(depth[n], []).append(n)
     pos = {n: (i - (len(ids) - 1) / 2, d) for d, ids in layers.items() for i, n in enumerate(ids)}
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * max(len(v) for v in layers.values())), 2.2 * len(layers) + 1.5))
+    fig, ax = _figure(max(6, 1.6 * max(len(v) for v in layers.values())), 2.2 * len(layers) + 1.5)
     for n in nodes:
         for c in by_id[n].cites:
             if c in pos:
@@ -200,7 +202,7 @@ def weights(stream: MemoryStream, agent: str, query: str, *, k: int = 5, at: dat
     for col, top in enumerate(tops):
         for rank, m in enumerate(top, 1):
             ranks[ids.index(m.id), col] = rank
-    fig, ax = plt.subplots(figsize=(0.45 * len(grid) + 4, 0.4 * len(ids) + 2))
+    fig, ax = _figure(0.45 * len(grid) + 4, 0.4 * len(ids) + 2)
     image = ax.imshow(ranks, cmap="viridis_r", vmin=1, vmax=k, aspect="auto")
     ax.set_yticks(range(len(ids)), [_label(text[i].text, text[i].kind, 40) for i in ids], fontsize=7)
     ax.set_xticks(range(len(grid)), [f"{a:g}/{b:g}/{c:g}" for a, b, c in grid], rotation=90, fontsize=7)
@@ -214,7 +216,7 @@ def recall(results: list[dict[str, Any]]) -> Figure:
     """recall_any@k against k per retriever, from ``memstream eval --json`` output."""
     if not results or "recall_any_curve" not in results[0]:
         raise MemstreamError("not memstream eval output (a list of results with recall_any_curve)")
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = _figure(7, 4.5)
     for r in results:
         curve = r["recall_any_curve"]
         ax.plot(range(1, len(curve) + 1), curve, marker="o", markersize=3, label=r["retriever"])

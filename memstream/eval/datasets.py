@@ -152,7 +152,8 @@ def load_locomo(path: str | Path, *, context: int = 1) -> Dataset:
                         evidence.add(where[key])
                     else:
                         unresolved += 1
-            out.skipped["evidence ids unresolved"] += unresolved
+            if unresolved:
+                out.skipped["evidence ids unresolved"] += unresolved
             if not evidence:
                 out.skipped["questions without resolvable evidence"] += 1
                 continue

@@ -370,6 +370,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
+    from memstream.sim.events import read_events
     from memstream.sim.run import RunConfig, resume_run, start_run
 
     if args.hours is not None and args.hours <= 0:
@@ -392,10 +393,18 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
           f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
     print(f"run directory: {result.out}")
+    said = [e for e in read_events(Path(result.out) / "events.jsonl") if "utterance" in e][:4]
+    if said:
+        print("overheard:")
+        for e in said:
+            print(f"  {e['time'][11:16]} {e['agent']}: {_short(e['utterance'], 90)}")
     if result.stopped != "finished":
-        print(f"resume with: memstream run --resume {result.out}")
-    print(f"inspect: memstream replay {result.out} --agent NAME | memstream interview {result.out} --agent NAME "
-          f"\"question\" | memstream recall {result.out}/streams.db --owner NAME --query TEXT")
+        print(f"resume with:  memstream run --resume {result.out}")
+    print("inspect it:")
+    print(f"  memstream replay {result.out} --agent 'Isabella Rodriguez'")
+    print(f"  memstream interview {result.out} --agent 'Klaus Mueller' \"What are you working on?\"")
+    print(f"  memstream recall {result.out}/streams.db --owner 'Maria Lopez' --query 'party' --no-touch")
+    print(f"  memstream plot timeline {result.out} --agent 'Isabella Rodriguez' -o timeline.png")
     return 0
 
 

@@ -44,7 +44,7 @@ from memstream.sim.agent import Agent, Conversation
 from memstream.sim.events import EventLog
 from memstream.sim.parse import parse_summary, parse_talk, parse_turn
 from memstream.sim.world import Map, Resident, Town
-from memstream.stream import DIALOGUE, OBSERVATION, MemoryStream, new_memory
+from memstream.stream import DIALOGUE, OBSERVATION, MemoryStream, new_memory, rate_importance
 from memstream.stream.importance import FALLBACK_IMPORTANCE, parse_importance
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
 from memstream.timeutil import from_epoch, to_epoch
@@ -59,6 +59,7 @@ CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
 AFTER_AGENTS = 2             # simpy priority: later than every agent event at the same time
 SLEEPING = "sleeping"
+IDENTITY = "identity"  # the kind of the memories an agent starts with
 
 
 @dataclass
@@ -111,6 +112,19 @@ class Simulation:
             self.conversations[conv.a] = self.conversations[conv.b] = conv
         self.objects, self.versions = dict(state["objects"]), defaultdict(int, state["versions"])
         self.agent_steps = state["agent_steps"]
+
+    def seed_memories(self) -> None:
+        """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
+        now = self.now()
+        for name in self.order:
+            r = self.agents[name].resident
+            facts = ([f"{name}'s current situation: {r.situation}"] if r.situation else []) + [
+                f"{name} knows {other}: {how}" for other, how in sorted(r.relationships.items())]
+            if facts:
+                ratings = rate_importance(self.chat, facts)
+                for text, imp in zip(facts, ratings, strict=True):
+                    self.write(name, text, IDENTITY, imp, now)
+        self._flush()
 
     # -- the clock -------------------------------------------------------------------------------
 

@@ -119,7 +119,9 @@ def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress:
     now = datetime.fromtimestamp(state["time"], tz) if state else config.start
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds)
     wall_before = 0.0
-    if state:
+    if not state:
+        sim.seed_memories()
+    else:
         sim.set_state(state)
         for purpose, u in state["usage"].items():
             chat.usage.by_purpose[purpose] = PurposeUsage(**u)

@@ -83,7 +83,7 @@ def test_replanning_keeps_the_past_and_cites_the_old_plan(tmp_path) -> None:
         assert [(b.start, b.activity) for b in new.blocks[: len(past_old)]] == [(b.start, b.activity) for b in past_old]
         current = new.block_at(cut - timedelta(minutes=1))
         assert current.end == cut and current.actions and current.actions[-1].end == cut
-        assert new.block_at(cut).activity.startswith("stop and respond")
+        assert new.block_at(cut).activity.startswith("stop and see to")
         _covers_without_gaps(new.blocks, DAY, DAY + timedelta(days=1))
         memory = s.get(KLAUS.name, new.memory_id)
         assert memory.cites == (before.memory_id,) and memory.metadata["supersedes"] == before.memory_id

@@ -115,7 +115,9 @@ def test_a_killed_run_resumes_to_the_same_log(tmp_path: Path, monkeypatch) -> No
 def test_news_spreads_through_conversation() -> None:
     town = load_town(default_town_path())
     pair = [r for r in town.residents if r.name in ("Isabella Rodriguez", "Maria Lopez")]
-    pair[1] = pair[1].model_copy(update={"home": pair[0].home, "relationships": {"Isabella Rodriguez": "friend"}})
+    # Maria keeps Isabella's hours today (a day off spent helping at the cafe), so they meet
+    pair[1] = pair[1].model_copy(update={"home": pair[0].home, "wake": pair[0].wake, "routine": pair[0].routine,
+                                         "relationships": {"Isabella Rodriguez": "friend"}})
     chat = OfflineChatModel()
     stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
     fact = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th at 5pm"
@@ -177,3 +179,13 @@ def test_run_bad_input(tmp_path: Path, capsys, argv, problem) -> None:
     code = main([a.format(tmp=tmp_path, run=run_dir) for a in argv])
     err = capsys.readouterr().err
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_storm_of_agents_reacting_to_reactions(tmp_path: Path) -> None:
+    # A re-plan is visible to others; without a cooldown, poignant reactions fed on each other and
+    # grew without bound. The whole town, a working day.
+    start_run(config(agents=25, hours=12), tmp_path / "r", progress=False)
+    events = [json.loads(line) for line in (tmp_path / "r" / "events.jsonl").read_text().splitlines()]
+    reactions = Counter((e["agent"], e["time"][:13]) for e in events if e["action"].startswith("reacts to"))
+    assert max(reactions.values(), default=0) <= 2  # per agent per simulated hour
+    assert max(len(e["action"]) for e in events) < 600

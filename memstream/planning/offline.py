@@ -92,7 +92,8 @@ def answer_react(messages: list[Message]) -> str:
     content = messages[0]["content"]
     observation = re.search(r"Observation: (.+)", content).group(1)
     if rate_poignancy(observation) >= 7:
-        return json.dumps({"react": True, "reaction": f"stop and respond to: {observation}"})
+        subject = observation.split(" is ")[0] if " is " in observation else "what happened"
+        return json.dumps({"react": True, "reaction": f"stop and see to {subject[:60]}"})
     return json.dumps({"react": False, "reaction": ""})
 
 

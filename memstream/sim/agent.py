@@ -38,6 +38,7 @@ class Agent:
     seen: dict[str, str] = field(default_factory=dict)  # thing -> the observation last written about it
     cooldown: dict[str, float] = field(default_factory=dict)  # other -> no new conversation before (epoch s)
     next_chat_s: float = 0.0                          # no conversation offered before this (epoch s)
+    next_react_s: float = 0.0                         # no re-planning before this (epoch s)
     accumulated: int = 0                              # importance perceived since the last reflection
     perceived: tuple[int, ...] = ()                   # versions of the nearby places at the last look
 
@@ -49,12 +50,14 @@ class Agent:
         return {"name": self.name, "location": self.location, "route": self.route, "progress": self.progress,
                 "plan": self.plan.to_dict() if self.plan else None, "activity": self.activity,
                 "block_activity": self.block_activity, "seen": self.seen, "cooldown": self.cooldown,
-                "next_chat_s": self.next_chat_s, "accumulated": self.accumulated, "perceived": list(self.perceived)}
+                "next_chat_s": self.next_chat_s, "next_react_s": self.next_react_s, "accumulated": self.accumulated,
+                "perceived": list(self.perceived)}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.location, self.route, self.progress = state["location"], list(state["route"]), state["progress"]
         self.plan = DayPlan.from_dict(state["plan"]) if state["plan"] else None
         self.activity, self.block_activity = state["activity"], state["block_activity"]
         self.seen, self.cooldown = dict(state["seen"]), dict(state["cooldown"])
-        self.next_chat_s, self.accumulated = state["next_chat_s"], state["accumulated"]
+        self.next_chat_s, self.next_react_s = state["next_chat_s"], state["next_react_s"]
+        self.accumulated = state["accumulated"]
         self.perceived = tuple(state["perceived"])

@@ -56,6 +56,8 @@ ATTENTION = 3
 #: Observations this poignant or more make the agent consider changing its plan.
 REACT_IMPORTANCE = 7
 CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
+REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms of agents reacting to reactions)
+SEEN_CHARS = 120             # what an agent notes of another's activity
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
 AFTER_AGENTS = 2             # simpy priority: later than every agent event at the same time
 SLEEPING = "sleeping"
@@ -272,7 +274,9 @@ class Simulation:
                 self.write(a.name, text, OBSERVATION, imp, now, about=key)
             a.accumulated += sum(ratings)
             top_imp, top_text = max(zip(ratings, (t for _, t in new), strict=True))
-            if top_imp >= REACT_IMPORTANCE and awake and a.plan is not None and not conversation:
+            if (top_imp >= REACT_IMPORTANCE and awake and a.plan is not None and not conversation
+                    and now.timestamp() >= a.next_react_s):
+                a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
                 self._flush()
                 minute = now.replace(second=0, microsecond=0)
                 decision = (yield Ask(planning_prompts.REACT_PURPOSE,
@@ -322,7 +326,7 @@ class Simulation:
         new: list[tuple[str, str]] = []
         for place in places:
             for other in sorted(n for n in self._occupants(place) if n != a.name):
-                text = f"{other} is {gerund(self.agents[other].block_activity)}"
+                text = f"{other} is {gerund(self.agents[other].block_activity)}"[:SEEN_CHARS]
                 if a.seen.get(other) != text:
                     new.append((other, text))
             for key in sorted(k for k in self.objects if k.startswith(place + "/")):

@@ -1,0 +1,217 @@
+"""Agent commands: reflect, tree, plan, and the simulation's run, replay and interview."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from memstream.cli.common import (
+    model_flags,
+    open_stream,
+    parse_time_arg,
+    positive_int,
+    short,
+)
+from memstream.errors import MemstreamError
+from memstream.timeutil import parse_time
+
+
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add this group's subcommands to ``sub``; return their handlers by name."""
+    p = sub.add_parser("reflect", help="run one reflection and print its questions, insights and citations")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--at", help="ISO time with zone (default: the owner's latest time)")
+    p.add_argument("--json", action="store_true")
+    model_flags(p)
+
+    p = sub.add_parser("tree", help="print the citation tree under a reflection")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--memory", type=positive_int, required=True)
+
+    p = sub.add_parser("plan", help="make a day plan from an identity file and print its decomposition")
+    p.add_argument("stream")
+    p.add_argument("--owner", required=True)
+    p.add_argument("--identity", required=True, help="JSON: name, age, traits, lifestyle, situation, ...")
+    p.add_argument("--day", required=True, help="the day with its zone, e.g. 2023-02-13+00:00 or an ISO time")
+    p.add_argument("--decompose-all", action="store_true", help="decompose every waking block (default: the first)")
+    p.add_argument("--json", action="store_true")
+    model_flags(p)
+
+    p = sub.add_parser("run", help="simulate a town of agents (the main job); writes a run directory")
+    p.add_argument("--town", help="a town file (YAML or JSON; default: the bundled Smallville)")
+    p.add_argument("--agents", type=positive_int, help="number of agents (default: the town's residents)")
+    p.add_argument("--start", default="2023-02-13T06:00:00-08:00", help="simulated start, ISO time with zone")
+    p.add_argument("--hours", type=float, help="simulated hours to run (default 3)")
+    p.add_argument("--step-seconds", type=positive_int, default=10)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-calls", type=positive_int, help="stop after this many model calls (resumable)")
+    p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
+    p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
+    p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
+    p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
+
+    p = sub.add_parser("replay", help="print a run's event log as a story")
+    p.add_argument("run")
+    p.add_argument("--agent")
+    p.add_argument("--from", dest="from_", metavar="TIME", help="ISO time with zone")
+    p.add_argument("--to", metavar="TIME", help="ISO time with zone")
+
+    p = sub.add_parser("interview", help="ask an agent of a finished run a question")
+    p.add_argument("run")
+    p.add_argument("--agent", required=True)
+    p.add_argument("question")
+    p.add_argument("-k", type=positive_int, default=10, help="memories to draw on")
+
+    return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "replay": cmd_replay,
+            "interview": cmd_interview}
+
+
+def cmd_reflect(args: argparse.Namespace) -> int:
+    from memstream.reflection import reflect
+
+    with open_stream(args.stream, args, create=False, chat=True) as stream:
+        now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
+        result = reflect(stream, args.owner, now)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+        return 0
+    print(f"{args.owner} reflects at {now.isoformat()}")
+    for i, q in enumerate(result.questions, 1):
+        print(f"Q{i}. {q}")
+        for ins in (x for x in result.insights if x.question == q):
+            print(f"    [{ins.memory_id}] {ins.text}  (cites {', '.join(map(str, ins.cites))}; depth {ins.depth})")
+        for d in (x for x in result.dropped if x.question == q):
+            print(f"    dropped: {short(d.text, 50)}  ({d.reason})")
+    for reason in result.skipped:
+        print(f"skipped: {reason}")
+    return 0
+
+
+def cmd_tree(args: argparse.Namespace) -> int:
+    from memstream.reflection import citation_tree
+
+    with open_stream(args.stream, args, create=False) as stream:
+        print("\n".join(citation_tree(stream, args.owner, args.memory).lines()))
+    return 0
+
+
+def _day(text: str) -> datetime:
+    """A day with its zone: ``2023-02-13+01:00`` (midnight there) or any ISO time with a zone."""
+    m = re.fullmatch(r"(\d{4}-\d{2}-\d{2})([+-]\d{2}:\d{2}|Z)", text.strip())
+    if m:
+        return parse_time(f"{m.group(1)}T00:00:00{m.group(2)}", "--day")
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+        raise MemstreamError(f"--day {text} has no time zone; write e.g. {text.strip()}+00:00")
+    return parse_time(text, "--day")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    from memstream.planning import decompose, load_identity, plan_day
+
+    identity = load_identity(args.identity)
+    if identity.name != args.owner:
+        raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --owner {args.owner!r}")
+    day = _day(args.day)
+    with open_stream(args.stream, args, create=True, chat=True) as stream:
+        plan = plan_day(stream, identity, day)
+        waking = [b for b in plan.blocks if b.activity != "sleeping"]
+        for block in waking if args.decompose_all else waking[:1]:
+            decompose(stream, identity, plan, block.start)
+    if args.json:
+        print(json.dumps(plan.to_dict(), indent=2))
+        return 0
+    print(plan.summary())
+    for block in plan.blocks:
+        print(f"  {block.start:%H:%M}-{block.end:%H:%M}  {block.activity}  @ {block.location}")
+        for a in block.actions:
+            print(f"      {a.start:%H:%M} +{a.minutes:>2} min  {a.activity}  @ {a.location}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from memstream.sim.events import read_events
+    from memstream.sim.run import RunConfig, resume_run, start_run
+
+    if args.hours is not None and args.hours <= 0:
+        raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
+    if args.resume:
+        result = resume_run(Path(args.resume), hours=args.hours)
+    else:
+        start = parse_time_arg(args.start, "--start")
+        try:
+            config = RunConfig(town=args.town, agents=args.agents, start=start, hours=args.hours or 3.0,
+                               step_seconds=args.step_seconds, llm=args.llm or "offline",
+                               embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls)
+        except ValidationError as e:
+            raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
+        out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
+        result = start_run(config, out)
+    m = result.metrics
+    print(f"{'finished' if result.stopped == 'finished' else 'stopped (--max-calls)'} at "
+          f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
+          f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
+          f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
+    print(f"run directory: {result.out}")
+    said = [e for e in read_events(Path(result.out) / "events.jsonl") if "utterance" in e][:4]
+    if said:
+        print("overheard:")
+        for e in said:
+            print(f"  {e['time'][11:16]} {e['agent']}: {short(e['utterance'], 90)}")
+    if result.stopped != "finished":
+        print(f"resume with:  memstream run --resume {result.out}")
+    print("inspect it:")
+    print(f"  memstream replay {result.out} --agent 'Isabella Rodriguez'")
+    print(f"  memstream interview {result.out} --agent 'Klaus Mueller' \"What are you working on?\"")
+    print(f"  memstream recall {result.out}/streams.db --owner 'Maria Lopez' --query 'party' --no-touch")
+    print(f"  memstream plot timeline {result.out} --agent 'Isabella Rodriguez' -o timeline.png")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from memstream.sim.events import read_events
+    from memstream.sim.run import read_run
+
+    out = Path(args.run)
+    _, town = read_run(out)
+    if args.agent and args.agent not in {r.name for r in town.residents}:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    lo, hi = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
+    for e in read_events(out / "events.jsonl"):
+        at = datetime.fromisoformat(e["time"])
+        if (lo and at < lo) or (hi and at > hi) or (args.agent and e["agent"] != args.agent):
+            continue
+        who = e["agent"] or "(the world)"
+        said = f': "{e["utterance"]}"' if "utterance" in e else ""
+        print(f"{at:%a %H:%M:%S}  {who}: {e['action']}{said}  [{e['location']}]")
+    return 0
+
+
+def cmd_interview(args: argparse.Namespace) -> int:
+    from memstream.models import CachedChatModel, make_chat_model
+    from memstream.sim import prompts
+    from memstream.sim.run import read_run
+    from memstream.stream import MemoryStream
+
+    out = Path(args.run)
+    config, town = read_run(out)
+    resident = next((r for r in town.residents if r.name == args.agent), None)
+    if resident is None:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    chat = CachedChatModel(make_chat_model(config.llm), out / "calls.db")
+    with MemoryStream(out / "streams.db", create=False) as stream:
+        recalls = stream.retrieve(args.agent, args.question, now=stream.latest_time(args.agent), k=args.k,
+                                  touch=False)
+    answer = chat.complete(prompts.interview_messages(resident.describe(), args.agent,
+                                                      prompts.memory_lines(recalls), args.question),
+                           purpose=prompts.INTERVIEW_PURPOSE)
+    print(f"{args.agent}: {answer}")
+    return 0
+

@@ -1,0 +1,149 @@
+"""Measuring commands: plot (why memories are recalled) and eval (recall on benchmarks)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from memstream.cli.common import (
+    Parser,
+    model_flags,
+    parse_time_arg,
+    positive_int,
+)
+from memstream.errors import MemstreamError
+
+
+def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add this group's subcommands to ``sub``; return their handlers by name."""
+    p = sub.add_parser("plot", help="plot why memories are recalled (PNG or SVG)")
+    plots = p.add_subparsers(dest="plot", required=True, parser_class=Parser)
+
+    def plot_parser(name: str, text: str, *, agent: bool = True, query: bool = False) -> argparse.ArgumentParser:
+        q = plots.add_parser(name, help=text)
+        q.add_argument("src", help="a stream file or a run directory")
+        if agent:
+            q.add_argument("--agent", required=True)
+        if query:
+            q.add_argument("--query", required=True)
+            q.add_argument("-k", type=positive_int, default=10)
+        q.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
+        q.add_argument("-o", "--out", required=True, help="output file, .png or .svg")
+        return q
+
+    plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance", query=True)
+    plot_parser("decay", "recency against hours since access, memories on the curves").add_argument(
+        "--decays", default="0.99,0.995,0.999")
+    imp = plots.add_parser("importance", help="the distribution of importance by kind")
+    imp.add_argument("src")
+    imp.add_argument("--agent")
+    imp.add_argument("-o", "--out", required=True)
+    plot_parser("timeline", "memories over time by kind, reflections and the trigger sum")
+    plot_parser("reflections", "the citation graph from reflections to observations").add_argument(
+        "--memory", type=positive_int)
+    plot_parser("weights", "how the top-k changes as the weights vary", query=True)
+    rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json output")
+    rec.add_argument("eval_json")
+    rec.add_argument("-o", "--out", required=True)
+
+    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
+    p.add_argument("dataset", choices=["locomo", "longmemeval"])
+    p.add_argument("path", help="the benchmark's JSON file, in its original schema")
+    p.add_argument("--granularity", choices=["session", "round"], default="session",
+                   help="LongMemEval: a memory per session or per round (default session)")
+    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all")
+    p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")
+    p.add_argument("--weights", metavar="REC,IMP,REL[,BM25]", default="1,1,1,1",
+                   help="weights of the generative retrievers (default 1,1,1,1)")
+    p.add_argument("--decay", type=float, default=0.995)
+    p.add_argument("--context", type=int, default=1, help="LoCoMo: turns either side in a turn's key")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
+    p.add_argument("--plot", metavar="OUT", help="draw recall@k curves (png or svg)")
+    p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
+    model_flags(p)
+
+    return {"plot": cmd_plot, "eval": cmd_eval}
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from memstream import plots
+    from memstream.stream import MemoryStream
+
+    out = plots.check_output(args.out)
+    if args.plot == "recall":
+        path = Path(args.eval_json)
+        try:
+            results = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            raise MemstreamError(f"cannot read {path} as memstream eval --json output") from None
+        print(f"wrote {plots.save(plots.recall(results), out)}")
+        return 0
+    src = Path(args.src)
+    path = src / "streams.db" if src.is_dir() else src
+    with MemoryStream(path, create=False) as stream:
+        agent = getattr(args, "agent", None)
+        if agent and agent not in stream.owners():
+            raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
+        at = parse_time_arg(getattr(args, "at", None), "--at")
+        if args.plot == "components":
+            fig = plots.components(stream, agent, args.query, k=args.k, at=at)
+        elif args.plot == "decay":
+            try:
+                decays = tuple(float(d) for d in args.decays.split(","))
+            except ValueError:
+                raise MemstreamError(f"--decays {args.decays!r} must be numbers like 0.99,0.995") from None
+            fig = plots.decay(stream, agent, decays=decays, at=at)
+        elif args.plot == "importance":
+            fig = plots.importance(stream, agent)
+        elif args.plot == "timeline":
+            fig = plots.timeline(stream, agent)
+        elif args.plot == "reflections":
+            fig = plots.reflections(stream, agent, memory=args.memory)
+        else:
+            fig = plots.weights(stream, agent, args.query, k=args.k, at=at)
+    print(f"wrote {plots.save(fig, out)}")
+    return 0
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
+    from memstream.eval.harness import EvalWeights
+    from memstream.eval.report import plot_recall, table
+    from memstream.models import CachedChatModel, make_chat_model, make_embedder
+
+    try:
+        ks = sorted({int(k) for k in args.k.split(",")})
+    except ValueError:
+        ks = []
+    if not ks or ks[0] <= 0:
+        raise MemstreamError(f"--k {args.k!r} must be positive integers, e.g. 5,10")
+    try:
+        parts = [float(x) for x in args.weights.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) not in (3, 4) or min(parts) < 0 or not 0 < args.decay <= 1:
+        raise MemstreamError(f"--weights {args.weights!r} must be 3 or 4 non-negative numbers "
+                             "(recency, importance, relevance[, bm25]) and --decay in (0, 1]")
+    weights = EvalWeights(*parts, decay=args.decay)
+    names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
+    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
+        raise MemstreamError(f"--plot {args.plot} must end in .png or .svg")
+    if args.dataset == "locomo":
+        dataset = load_locomo(args.path, context=args.context)
+    else:
+        dataset = load_longmemeval(args.path, granularity=args.granularity)
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    chat = CachedChatModel(make_chat_model(args.llm), cache)
+    results = evaluate(dataset, make_embedder(args.embedder), chat, retrievers=names, ks=ks,
+                       weights=weights)
+    print(table(results, ks))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(results, indent=2))
+        print(f"wrote {args.json_out}")
+    if args.plot:
+        print(f"wrote {plot_recall(results, args.plot)}")
+    return 0
+

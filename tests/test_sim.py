@@ -189,3 +189,10 @@ def test_no_storm_of_agents_reacting_to_reactions(tmp_path: Path) -> None:
     reactions = Counter((e["agent"], e["time"][:13]) for e in events if e["action"].startswith("reacts to"))
     assert max(reactions.values(), default=0) <= 2  # per agent per simulated hour
     assert max(len(e["action"]) for e in events) < 600
+
+
+def test_a_finished_run_extends_like_a_longer_one(tmp_path: Path) -> None:
+    start_run(config(agents=4, hours=1), tmp_path / "short", progress=False)
+    resume_run(tmp_path / "short", hours=2, progress=False)
+    start_run(config(agents=4, hours=2), tmp_path / "long", progress=False)
+    assert (tmp_path / "short" / "events.jsonl").read_text() == (tmp_path / "long" / "events.jsonl").read_text()

@@ -94,6 +94,7 @@ class Simulation:
         self._writes: list[Any] = []
         self._round = self.env.event()
         self._fallback = OfflineChatModel()
+        self._started = False
         self.last_tick = self.env.now
         self.on_tick: Callable[[Simulation], bool] | None = None  # return True to stop
 
@@ -135,6 +136,10 @@ class Simulation:
         return from_epoch(self.last_tick).astimezone(self.tz)
 
     def run(self, until: datetime) -> None:
+        """Advance the clock to ``until``. A Simulation runs once; to go on, resume from a checkpoint."""
+        if self._started:
+            raise RuntimeError("this simulation has already run; resume its run directory instead")
+        self._started = True
         for name in self.order:
             self.env.process(self._agent_process(self.agents[name]))
         self.env.process(self._world_process())

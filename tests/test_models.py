@@ -79,7 +79,7 @@ def test_minilm_reads_long_texts_in_length_sorted_batches() -> None:
 
 
 def test_model_specs() -> None:
-    assert make_chat_model("offline").name == "offline"
+    assert make_chat_model("offline").name.startswith("offline/rules-")
     assert make_embedder("hash:16").dim == 16
     with pytest.raises(MemstreamError, match="unknown embedder"):
         make_embedder("bert-large")

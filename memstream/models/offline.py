@@ -59,10 +59,15 @@ def _echo(messages: list[Message]) -> str:
     return "(offline model) " + " ".join(words[:12])
 
 
+#: Bump when any offline rule changes: the call cache keys on the model's name, so a new
+#: version never replays answers the old rules gave.
+RULES_VERSION = 2
+
+
 class OfflineChatModel(ChatModel):
     """Deterministic rule-based answers to memstream's prompts, keyed by purpose."""
 
-    name = "offline"
+    name = f"offline/rules-{RULES_VERSION}"
 
     def __init__(self) -> None:
         super().__init__()

@@ -12,6 +12,7 @@ import json
 import re
 
 from memstream.models.base import Message
+from memstream.offline_text import content_words
 from memstream.sim import prompts
 
 _MEMORY = re.compile(r"^- \(importance (\d+)\) (.+)$", re.M)
@@ -64,8 +65,11 @@ def answer_summary(messages: list[Message]) -> str:
 
 
 def answer_interview(messages: list[Message]) -> str:
+    """Quote the remembered statements that share most words with the question (then the most important)."""
     content = messages[0]["content"]
-    facts = [t for _, t in _facts(content)][:3]
+    question = set(content_words(content.split("Interviewer: ", 1)[1].split("\n", 1)[0]))
+    facts = list(dict.fromkeys(t for _, t in sorted(_facts(content), key=lambda f: (
+        -len(question & set(content_words(f[1]))), -f[0]))))[:3]
     if not facts:
         return "I don't remember anything about that."
     return "From what I remember: " + " ".join(f if f.endswith(".") else f + "." for f in facts)

@@ -113,6 +113,7 @@ def _day(text: str) -> datetime:
 
 def cmd_plan(args: argparse.Namespace) -> int:
     from memstream.planning import decompose, load_identity, plan_day
+    from memstream.planning.plan import SLEEPING
 
     identity = load_identity(args.identity)
     if identity.name != args.owner:
@@ -120,7 +121,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     day = _day(args.day)
     with open_stream(args.stream, args, create=True, chat=True) as stream:
         plan = plan_day(stream, identity, day)
-        waking = [b for b in plan.blocks if b.activity != "sleeping"]
+        waking = [b for b in plan.blocks if b.activity != SLEEPING]
         for block in waking if args.decompose_all else waking[:1]:
             decompose(stream, identity, plan, block.start)
     if args.json:

@@ -13,6 +13,7 @@ import re
 from memstream.models.base import Message
 from memstream.models.offline import rate_poignancy
 from memstream.planning import prompts
+from memstream.planning.plan import SLEEPING
 
 _WAKE = re.compile(r"Usually wakes at (\d\d:\d\d) and goes to bed at (\d\d:\d\d); lives at (.+)")
 _JOB = re.compile(r"Occupation: (.+?)(?: at (.+))?$", re.M)
@@ -65,7 +66,7 @@ def answer_hours(messages: list[Message]) -> str:
     for hour in range(start, 24):
         hhmm = f"{hour:02d}:00"
         if hhmm < me["wake"][:2] + ":00" or hhmm >= me["sleep"]:
-            activity, location = "sleeping", me["home"]
+            activity, location = SLEEPING, me["home"]
         else:
             current = [s for s in strokes if s[0][:2] <= hhmm[:2]] or strokes[:1]
             _, activity, location = current[-1]
@@ -77,8 +78,8 @@ def answer_actions(messages: list[Message]) -> str:
     content = messages[0]["content"]
     minutes = int(re.search(r"fill the whole (\d+) minutes", content).group(1))
     activity = re.search(r"plans: (.+) \(at ", content).group(1)
-    if activity == "sleeping":
-        return json.dumps({"actions": [{"minutes": prompts.MAX_ACTION, "activity": "sleeping"}]
+    if activity == SLEEPING:
+        return json.dumps({"actions": [{"minutes": prompts.MAX_ACTION, "activity": SLEEPING}]
                            * max(1, minutes // prompts.MAX_ACTION)})
     steps = ["getting started", "in progress", "taking a short break", "in progress", "wrapping up"]
     n = max(1, -(-minutes // prompts.MAX_ACTION))

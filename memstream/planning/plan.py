@@ -10,6 +10,9 @@ from typing import Any
 
 from memstream.planning.prompts import MAX_ACTION, MIN_ACTION
 
+#: The activity of the hours an agent sleeps (before waking, after bedtime).
+SLEEPING = "sleeping"
+
 
 @dataclass
 class Stroke:

@@ -21,7 +21,7 @@ from memstream.models.base import ChatModel
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
 from memstream.planning.parse import parse_actions, parse_hours, parse_reaction, parse_strokes
-from memstream.planning.plan import Action, Block, DayPlan, Stroke, fit_actions
+from memstream.planning.plan import SLEEPING, Action, Block, DayPlan, Stroke, fit_actions
 from memstream.stream import PLAN, MemoryStream, new_memory, rate_importance
 from memstream.timeutil import require_aware
 
@@ -77,9 +77,9 @@ def _blocks(identity: Identity, chat: ChatModel, day: datetime, strokes: list[St
 
 def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:
     if hhmm < identity.wake or hhmm >= identity.sleep:
-        return Stroke(hhmm, "sleeping", identity.home)
+        return Stroke(hhmm, SLEEPING, identity.home)
     current = [s for s in strokes if s.time <= hhmm]
-    return current[-1] if current else Stroke(hhmm, "sleeping", identity.home)
+    return current[-1] if current else Stroke(hhmm, SLEEPING, identity.home)
 
 
 def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:

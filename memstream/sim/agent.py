@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstream.planning import DayPlan
+from memstream.planning.plan import SLEEPING
 from memstream.sim.world import Resident
 
 
@@ -33,8 +34,8 @@ class Agent:
     route: list[str] = field(default_factory=list)  # buildings still to pass, the next first
     progress: float = 0.0                             # distance walked toward route[0]
     plan: DayPlan | None = None
-    activity: str = "sleeping"                        # the action under way
-    block_activity: str = "sleeping"                  # the hour block's activity (what others see)
+    activity: str = SLEEPING                          # the action under way
+    block_activity: str = SLEEPING                    # the hour block's activity (what others see)
     seen: dict[str, str] = field(default_factory=dict)  # thing -> the observation last written about it
     cooldown: dict[str, float] = field(default_factory=dict)  # other -> no new conversation before (epoch s)
     next_chat_s: float = 0.0                          # no conversation offered before this (epoch s)

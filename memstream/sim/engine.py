@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Generator
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -39,12 +38,12 @@ from memstream.planning import prompts as planning_prompts
 from memstream.planning.parse import parse_reaction
 from memstream.reflection import reflect
 from memstream.reflection.reflect import THRESHOLD
-from memstream.sim import prompts
-from memstream.sim.agent import Agent, Conversation
+from memstream.sim.agent import SLEEPING, Agent, Conversation
+from memstream.sim.ask import Ask
+from memstream.sim.conversation import Conversations
 from memstream.sim.events import EventLog
-from memstream.sim.parse import parse_summary, parse_talk, parse_turn
 from memstream.sim.world import Map, Resident, Town
-from memstream.stream import DIALOGUE, OBSERVATION, MemoryStream, new_memory, rate_importance
+from memstream.stream import OBSERVATION, MemoryStream, new_memory, rate_importance
 from memstream.stream.importance import FALLBACK_IMPORTANCE, parse_importance
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
 from memstream.timeutil import from_epoch, to_epoch
@@ -55,25 +54,13 @@ log = logging.getLogger(__name__)
 ATTENTION = 3
 #: Observations this poignant or more make the agent consider changing its plan.
 REACT_IMPORTANCE = 7
-CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms of agents reacting to reactions)
 SEEN_CHARS = 120             # what an agent notes of another's activity
-OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
 AFTER_AGENTS = 2             # simpy priority: later than every agent event at the same time
-SLEEPING = "sleeping"
 IDENTITY = "identity"  # the kind of the memories an agent starts with
 
 
-@dataclass
-class Ask:
-    """Questions an agent puts to the model; the answer is the parsed list, None where unusable."""
-
-    purpose: str
-    batch: list[list[Message]]
-    parse: Callable[[str], Any]
-
-
-class Simulation:
+class Simulation(Conversations):
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10) -> None:
         self.town, self.map, self.stream, self.chat, self.events = town, Map(town), stream, chat, events
@@ -365,53 +352,3 @@ class Simulation:
                             self.versions[building.name] += 1
                             self.events.log(self.now(), "", f"the {thing.name} is {state}", building.name)
                         self.objects[key] = state
-
-    # -- conversations -----------------------------------------------------------------------------
-
-    def _maybe_start_conversation(self, a: Agent, now: datetime) -> Generator[Ask, Any, None]:
-        t = now.timestamp()
-        here = [n for n in self._occupants(a.location) if n != a.name and n not in self.conversations
-                and a.cooldown.get(n, 0.0) <= t and self.agents[n].activity != SLEEPING]
-        if not here:
-            return
-        other = self.agents[here[0]]
-        a.next_chat_s = t + OFFER_COOLDOWN_S
-        recalls = self.stream.retrieve(a.name, other.name, now=now, k=5) if a.name in self.stream.owners() else []
-        messages = prompts.start_messages(a.resident.describe(), a.name, other.name, f"{now:%H:%M}", a.activity,
-                                          a.location, gerund(other.activity),
-                                          a.resident.relationships.get(other.name, ""), prompts.memory_lines(recalls))
-        talk = (yield Ask(prompts.START_PURPOSE, [messages], parse_talk))[0]
-        if talk and other.name not in self.conversations and a.name not in self.conversations:
-            conv = Conversation(a.name, other.name, [], a.name, a.location)
-            self.conversations[a.name] = self.conversations[other.name] = conv
-            self.events.log(now, a.name, f"starts a conversation with {other.name}", a.location)
-        else:
-            a.cooldown[other.name] = t + OFFER_COOLDOWN_S
-
-    def _speak(self, a: Agent, conv: Conversation, now: datetime) -> Generator[Ask, Any, None]:
-        other = conv.other(a.name)
-        query = f"{other} " + (conv.turns[-1][1] if conv.turns else "")
-        recalls = self.stream.retrieve(a.name, query, now=now, k=5) if a.name in self.stream.owners() else []
-        messages = prompts.turn_messages(a.resident.describe(), a.name, other, f"{now:%H:%M}", conv.place,
-                                         prompts.memory_lines(recalls), prompts.dialogue_lines(conv.turns))
-        turn = (yield Ask(prompts.TURN_PURPOSE, [messages], parse_turn))[0] or {"utterance": "...", "end": True}
-        conv.turns.append((a.name, turn["utterance"]))
-        self.events.log(now, a.name, f"says to {other}", conv.place, utterance=turn["utterance"])
-        conv.next_speaker = other
-        if turn["end"] or len(conv.turns) >= prompts.MAX_TURNS:
-            yield from self._end_conversation(conv, now)
-
-    def _end_conversation(self, conv: Conversation, now: datetime) -> Generator[Ask, Any, None]:
-        conv.ended = True  # the other side must not speak while the summaries are written
-        dialogue = prompts.dialogue_lines(conv.turns)
-        sides = [conv.a, conv.b]
-        summaries = yield Ask(prompts.SUMMARY_PURPOSE,
-                              [prompts.summary_messages(conv.a, conv.b, n, dialogue) for n in sides], parse_summary)
-        for name, summary in zip(sides, summaries, strict=True):
-            other = conv.other(name)
-            self.write(name, f"Conversation with {other}:\n{dialogue}", DIALOGUE, 4, now, with_=other)
-            self.write(name, summary or f"{name} talked with {other}", DIALOGUE, 5, now, with_=other, summary=True)
-            agent = self.agents[name]
-            agent.cooldown[other] = now.timestamp() + CHAT_COOLDOWN_S
-            del self.conversations[name]
-        self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)

@@ -321,9 +321,10 @@ class MemoryStream:
         return len(self._owners[owner]) if owner in self._owners else 0
 
     def latest_time(self, owner: str) -> datetime:
-        """The owner's own clock: its latest creation or access time."""
+        """The owner's own clock: its latest creation or access time (in its newest memory's zone)."""
         index = self._owner(owner)
-        return from_epoch(float(index.last_access_s.values.max()))
+        newest = self._rows([int(index.ids.values[-1])])[int(index.ids.values[-1])]
+        return from_epoch(float(index.last_access_s.values.max())).astimezone(newest[4].tzinfo)
 
     # -- state -------------------------------------------------------------------------------
 

@@ -146,6 +146,25 @@ def parse_structured(text: str, schema: type[Schema]) -> Schema:
         ) from None
 
 
+def maybe_structured(text: str, schema: type[Schema]) -> Schema | None:
+    """``schema`` parsed from the answer's JSON, or None when it has none that fits (so a
+    caller can fall back to reading the plain-text form weak models write)."""
+    if "{" not in text:
+        return None
+    try:
+        return parse_structured(text, schema)
+    except StructuredOutputError:
+        return None
+
+
+def parse_yes_no(text: str) -> bool:
+    """A plain "yes ..." or "no ..." answer; :class:`StructuredOutputError` if it is neither."""
+    head = text.strip().lower()
+    if head.startswith(("yes", "no")):
+        return head.startswith("yes")
+    raise StructuredOutputError(f"no yes/no decision in the answer (began {text[:60]!r})")
+
+
 def _json_span(text: str) -> str:
     fenced = re.search(r"```(?:json)?\s*(.*?)```", text, flags=re.S)
     if fenced:

@@ -7,7 +7,7 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import parse_structured
+from memstream.models.base import maybe_structured, parse_yes_no
 
 
 class StrokeIn(BaseModel):
@@ -55,12 +55,12 @@ def _hhmm(h: str, m: str) -> str:
 
 
 def parse_strokes(text: str) -> list[StrokeIn]:
-    if "{" in text:
+    parsed = maybe_structured(text, Strokes)
+    if parsed:
         try:
-            strokes = parse_structured(text, Strokes).strokes
-            for s in strokes:
+            for s in parsed.strokes:
                 s.time = _hhmm(*s.time.split(":")[:2]) if ":" in s.time else _hhmm(s.time, "0")
-            return sorted(strokes, key=lambda s: s.time)
+            return sorted(parsed.strokes, key=lambda s: s.time)
         except (StructuredOutputError, ValueError):
             pass
     out = [StrokeIn(time=_hhmm(m.group(1), m.group(2)), activity=m.group(3), location=m.group(4) or "")
@@ -71,11 +71,8 @@ def parse_strokes(text: str) -> list[StrokeIn]:
 
 
 def parse_hours(text: str) -> list[HourIn]:
-    if "{" in text:
-        try:
-            return parse_structured(text, Hours).hours
-        except StructuredOutputError:
-            pass
+    if parsed := maybe_structured(text, Hours):
+        return parsed.hours
     out = [HourIn(hour=int(m.group(1)), activity=m.group(3), location=m.group(4) or "")
            for line in text.splitlines() if (m := _TIMED.match(line)) and int(m.group(1)) <= 23]
     if not out:
@@ -84,11 +81,8 @@ def parse_hours(text: str) -> list[HourIn]:
 
 
 def parse_actions(text: str) -> list[ActionIn]:
-    if "{" in text:
-        try:
-            return parse_structured(text, Actions).actions
-        except StructuredOutputError:
-            pass
+    if parsed := maybe_structured(text, Actions):
+        return parsed.actions
     out = []
     for line in text.splitlines():
         m = re.match(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(.+?)\s*\((\d+)\s*min[^)]*\)\s*$", line)
@@ -100,12 +94,7 @@ def parse_actions(text: str) -> list[ActionIn]:
 
 
 def parse_reaction(text: str) -> Reaction:
-    if "{" in text:
-        try:
-            return parse_structured(text, Reaction)
-        except StructuredOutputError:
-            pass
-    head = text.strip().lower()
-    if head.startswith(("yes", "no")):
-        return Reaction(react=head.startswith("yes"), reaction=text.strip()[3:].strip(" :,.-"))
-    raise StructuredOutputError(f"no yes/no decision in the answer (began {text[:60]!r})")
+    if parsed := maybe_structured(text, Reaction):
+        return parsed
+    react = parse_yes_no(text)
+    return Reaction(react=react, reaction=text.strip()[3:].strip(" :,.-"))

@@ -8,7 +8,7 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import parse_structured
+from memstream.models.base import maybe_structured
 
 
 class Questions(BaseModel):
@@ -29,11 +29,8 @@ _BECAUSE = re.compile(r"^(.*?)\s*\(\s*because of\s*([^)]*)\)\s*\.?\s*$", re.IGNO
 
 
 def parse_questions(text: str) -> list[str]:
-    if "{" in text:
-        try:
-            return [q.strip() for q in parse_structured(text, Questions).questions if q.strip()]
-        except StructuredOutputError:
-            pass
+    if parsed := maybe_structured(text, Questions):
+        return [q.strip() for q in parsed.questions if q.strip()]
     items = [m.group(1) for line in text.splitlines() if (m := _LIST_ITEM.match(line))]
     items = items or [line.strip() for line in text.splitlines() if line.strip().endswith("?")]
     if not items:
@@ -43,11 +40,8 @@ def parse_questions(text: str) -> list[str]:
 
 def parse_insights(text: str) -> list[Insight]:
     """Insights with the statement numbers they cite; citations are checked by the caller."""
-    if "{" in text:
-        try:
-            return parse_structured(text, Insights).insights
-        except StructuredOutputError:
-            pass
+    if parsed := maybe_structured(text, Insights):
+        return parsed.insights
     out = []
     for line in text.splitlines():
         item = _LIST_ITEM.match(line)

@@ -11,6 +11,7 @@ from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.eval import evaluate, load_locomo, load_longmemeval
 from memstream.eval.datasets import WINDOW_WORDS
+from memstream.eval.harness import EvalWeights
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
 
@@ -113,6 +114,27 @@ def test_relevance_reads_all_of_a_long_memory(tmp_path: Path) -> None:
     results = evaluate(d, HashEmbedder(256), OfflineChatModel(), retrievers=["relevance"], ks=[1],
                        progress=False)
     assert results[0]["recall_any@1"] == 1.0  # the fact sits past the first window
+
+
+def test_the_span_a_question_names_lifts_the_memories_inside_it(tmp_path: Path) -> None:
+    dates = ["2023/03/01 (Wed) 10:00", "2023/04/20 (Thu) 10:00", "2023/05/29 (Mon) 10:00"]
+    sessions = [[{"role": "user", "content": "I went hiking in the hills today."}] for _ in dates]
+    item = {"question_id": "q1", "question_type": "temporal-reasoning",
+            "question": "Where did I go hiking in April?", "answer": "the hills",
+            "question_date": "2023/05/30 (Tue) 09:00", "haystack_dates": dates,
+            "haystack_session_ids": ["s0", "answer_s1", "s2"], "haystack_sessions": sessions,
+            "answer_session_ids": ["answer_s1"]}
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([item]))
+    d = load_longmemeval(path)
+
+    def at_1(time: float) -> float:
+        w = EvalWeights(0, 0, 1, 1, time=time)
+        return evaluate(d, HashEmbedder(256), OfflineChatModel(), retrievers=["generative+bm25"], ks=[1], weights=w,
+                        progress=False)[0]["recall_any@1"]
+
+    assert at_1(0.0) == 0.0  # identical texts: the tie goes to the newest
+    assert at_1(1.0) == 1.0  # "in April" holds 20 April, not 1 March or 29 May
 
 
 @needs_data

@@ -55,8 +55,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    help="LongMemEval: a memory per session or per round (default session)")
     p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all")
     p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")
-    p.add_argument("--weights", metavar="REC,IMP,REL[,BM25]", default="1,1,1,1",
-                   help="weights of the generative retrievers (default 1,1,1,1)")
+    p.add_argument("--weights", metavar="REC,IMP,REL[,BM25[,TIME]]", default="1,1,1,1,1",
+                   help="weights of the generative retrievers; TIME is added inside the span a question "
+                        "names, e.g. 'two weeks ago' (default 1,1,1,1,1)")
     p.add_argument("--decay", type=float, default=0.995)
     p.add_argument("--context", type=int, default=1, help="LoCoMo: turns either side in a turn's key")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
@@ -123,9 +124,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         parts = [float(x) for x in args.weights.split(",")]
     except ValueError:
         parts = []
-    if len(parts) not in (3, 4) or min(parts) < 0 or not 0 < args.decay <= 1:
-        raise MemstreamError(f"--weights {args.weights!r} must be 3 or 4 non-negative numbers "
-                             "(recency, importance, relevance[, bm25]) and --decay in (0, 1]")
+    if len(parts) not in (3, 4, 5) or min(parts) < 0 or not 0 < args.decay <= 1:
+        raise MemstreamError(f"--weights {args.weights!r} must be 3 to 5 non-negative numbers "
+                             "(recency, importance, relevance[, bm25[, time]]) and --decay in (0, 1]")
     weights = EvalWeights(*parts, decay=args.decay)
     names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):

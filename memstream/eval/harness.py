@@ -9,6 +9,7 @@ normalisation, recency and tie-breaking (``memstream.stream.scoring``).
 
 from __future__ import annotations
 
+import logging
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from memstream.models import ChatModel, Embedder
 from memstream.models.base import count_tokens
 from memstream.stream.importance import rate_importance
 from memstream.stream.scoring import minmax, recency, top_k
+from memstream.stream.timescope import time_scope
 from memstream.timeutil import to_epoch
 
 RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",
@@ -37,6 +39,7 @@ RRF_K = 60
 IMPORTANCE_CHARS = 1500
 _NEEDS_IMPORTANCE = {"importance", "generative", "generative+bm25"}
 _STEMMER = Stemmer.Stemmer("english")
+logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class EvalWeights:
     importance: float = 1.0
     relevance: float = 1.0
     bm25: float = 1.0
+    #: Added to a memory inside the span a question names ("two weeks ago", "in May 2023").
+    time: float = 1.0
     decay: float = 0.995
 
 
@@ -63,6 +68,7 @@ class _Prepared:
     created_s: np.ndarray  # (memories,)
     asked_s: np.ndarray    # (questions,)
     tokens: np.ndarray     # (memories,)
+    in_scope: np.ndarray   # (questions, memories), 1 inside the span the question names
 
 
 def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers: set[str]) -> _Prepared:
@@ -89,10 +95,14 @@ def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers
             raise MemstreamError("the importance and generative retrievers need a chat model")
         importance = np.array(rate_importance(chat, [m.text[:IMPORTANCE_CHARS] for m in h.memories]),
                               dtype=np.float64)
-    return _Prepared(relevance, bm25, bm25_keys, importance,
-                     np.array([to_epoch(m.created_at) for m in h.memories]),
+    created = np.array([to_epoch(m.created_at) for m in h.memories])
+    in_scope = np.zeros_like(relevance, dtype=np.float64)
+    for i, q in enumerate(h.questions):
+        if (scope := time_scope(q.text, q.asked_at)) is not None:
+            in_scope[i] = scope.contains(created)
+    return _Prepared(relevance, bm25, bm25_keys, importance, created,
                      np.array([to_epoch(q.asked_at) for q in h.questions]),
-                     np.array([count_tokens(m.text) for m in h.memories]))
+                     np.array([count_tokens(m.text) for m in h.memories]), in_scope)
 
 
 def _bm25(docs: list[str], q_tokens: list[list[str]], starts: np.ndarray) -> np.ndarray:
@@ -131,7 +141,7 @@ def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
         dense = p.relevance[i].astype(np.float64)
         return 1.0 / (RRF_K + _ranks(p.bm25_keys[i])) + 1.0 / (RRF_K + _ranks(dense))
     total = (w.recency * minmax(rec) + w.importance * minmax(p.importance)
-             + w.relevance * minmax(p.relevance[i].astype(np.float64)))
+             + w.relevance * minmax(p.relevance[i].astype(np.float64)) + w.time * p.in_scope[i])
     if name == "generative":
         return total
     if name == "generative+bm25":

@@ -15,8 +15,12 @@ from tests.conftest import hours
 
 EMB = HashEmbedder(32)
 WORDS = st.sampled_from(["cafe", "party", "park", "stove", "book", "paint", "music", "exam", "lunch", "friend"])
-TEXTS = st.lists(WORDS, min_size=1, max_size=5).map(" ".join)
-memory = st.tuples(st.sampled_from(["ann", "bob", "cyd"]), TEXTS, st.integers(0, 500), st.integers(1, 10))
+SHORT = st.lists(WORDS, min_size=1, max_size=5).map(" ".join)
+# past the embedding window (WINDOW_WORDS), so a memory has several keys
+LONG = st.tuples(SHORT, st.integers(40, 90), SHORT).map(lambda t: " ".join([t[0]] * t[1] + ["then"] * 150 + [t[2]]))
+TEXTS = SHORT
+memory = st.tuples(st.sampled_from(["ann", "bob", "cyd"]), st.one_of(SHORT, SHORT, LONG), st.integers(0, 500),
+                   st.integers(1, 10))
 SETTINGS = settings(max_examples=40, deadline=None)
 
 
@@ -96,10 +100,12 @@ def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k
 
     q = stream.embedder.embed([query])[0]
     mems = stream.memories(owner)
-    vecs = stream.embedder.embed([m.text for m in mems])
+    from memstream.models.base import windows
+
+    best_key = [max(float(np.dot(v, q)) for v in stream.embedder.embed(windows(m.text))) for m in mems]
     rec = [w.decay ** max(0.0, now_h - (m.last_accessed_at - hours(0)).total_seconds() / 3600) for m in mems]
     imp = [float(m.importance) for m in mems]
-    rel = [float(np.dot(v, q)) for v in vecs]
+    rel = best_key
 
     def norm(xs: list[float], tolerance: float = 0.0) -> list[float]:
         lo, hi = min(xs), max(xs)

@@ -205,3 +205,32 @@ def test_approximate_index_agrees_with_exact_on_a_small_stream() -> None:
     a = approx.retrieve("ann", "w1 w2 w3", now=hours(400), k=10, touch=False)
     overlap = len({r.memory.id for r in e} & {r.memory.id for r in a})
     assert overlap >= 8
+
+
+def test_a_long_memory_is_found_by_its_best_window(tmp_path) -> None:
+    from memstream.models.base import WINDOW_WORDS, windows
+    from memstream.stream import Weights
+
+    emb = HashEmbedder(256)
+    filler = " ".join(["the weather was mild and the tea was warm"] * 34)  # 306 words
+    long_text = filler + " my cat is named Biscuit"
+    assert len(windows(long_text)) == -(-len(long_text.split()) // WINDOW_WORDS) == 3
+    only_relevance = Weights(recency=0, importance=0, relevance=1)
+    query = "what is my cat named"
+    expected = float(np.max(emb.embed(windows(long_text)) @ emb.embed([query])[0]))
+    whole = float(emb.embed([long_text])[0] @ emb.embed([query])[0])
+    assert expected > whole + 0.2  # one vector for all 311 words would drown the fact
+    path = tmp_path / "s.db"
+    words = [f"w{i}" for i in range(200)]
+    for kind in ("flat", "hnsw"):
+        with MemoryStream(path if kind == "flat" else ":memory:", emb, index=kind) as s:
+            s.add("ann", long_text, at=hours(0), importance=5)
+            rng = np.random.default_rng(3)
+            for i in range(150):  # enough for HNSW's candidate rounds to matter
+                s.add("ann", " ".join(rng.choice(words, 6)), at=hours(i + 1), importance=5)
+            top = s.retrieve("ann", query, now=hours(200), k=3, weights=only_relevance, touch=False)
+            assert top[0].memory.text == long_text
+            assert top[0].raw_relevance == pytest.approx(expected, abs=1e-5)
+    with MemoryStream(path, create=False) as s:  # the keys come back from the file
+        top = s.retrieve("ann", query, now=hours(200), k=1, weights=only_relevance, touch=False)
+        assert top[0].memory.text == long_text and top[0].raw_relevance == pytest.approx(expected, abs=1e-5)

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memstream.errors import MemstreamError
+from memstream.models.base import windows
 
-#: Words per embedding window: MiniLM reads 256 word pieces, about 190 English words.
-WINDOW_WORDS = 150
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 Granularity = Literal["turn", "session", "round"]
 _DIA_ID = re.compile(r"D(\d+):(\d+)")
@@ -72,12 +71,6 @@ class Dataset:
     @property
     def n_questions(self) -> int:
         return sum(len(h.questions) for h in self.haystacks)
-
-
-def windows(text: str, size: int = WINDOW_WORDS) -> list[str]:
-    """Split ``text`` into consecutive windows of at most ``size`` words (all of it, in order)."""
-    words = text.split()
-    return [" ".join(words[i : i + size]) for i in range(0, max(len(words), 1), size)]
 
 
 def _read(path: str | Path, what: str, check) -> list[dict[str, Any]]:  # noqa: ANN001

@@ -177,6 +177,19 @@ def _json_span(text: str) -> str:
     return text[start : end + 1] if end > start else text[start:]
 
 
+#: Words per embedding window: MiniLM reads 256 word pieces, about 190 English words. A longer
+#: memory is embedded window by window and found by its best window, never by a truncated prefix.
+WINDOW_WORDS = 150
+
+
+def windows(text: str, size: int = WINDOW_WORDS) -> list[str]:
+    """Split ``text`` into consecutive windows of at most ``size`` words (all of it, in order)."""
+    words = text.split()
+    if len(words) <= size:
+        return [text]
+    return [" ".join(words[i : i + size]) for i in range(0, len(words), size)]
+
+
 class Embedder(ABC):
     """Texts in, an ``(n, dim)`` float32 matrix of L2-normalised rows out."""
 

@@ -8,6 +8,10 @@ partition. Approximate mode (HNSW) asks FAISS for the nearest candidates and
 unions them with the best candidates by recency + importance; relevance is then
 normalised over that candidate set. Its agreement with exact retrieval is
 measured in benchmarks/retrieval.py.
+
+A memory may have several keys (a long text embedded window by window); FAISS
+holds one row per key and a memory's relevance is its best key. When every memory
+has one key, as in a simulation, rows and memories coincide and nothing extra is paid.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ class OwnerIndex:
         self.created_s = _Column(np.float64)
         self.last_access_s = _Column(np.float64)
         self.importance = _Column(np.float64)
+        self.key_owner = _Column(np.int64)  # FAISS row -> memory position
+        self.key_start = _Column(np.int64)  # memory position -> its first FAISS row
         self._importance_norm: np.ndarray | None = None
         self._last_max = -np.inf
         self._version = 0  # bumped by every add and touch
@@ -91,8 +97,20 @@ class OwnerIndex:
     def __len__(self) -> int:
         return self.ids.size
 
+    @property
+    def n_keys(self) -> int:
+        return self.key_owner.size
+
     def add(self, ids: np.ndarray, vectors: np.ndarray, created_s: np.ndarray,
-            importance: np.ndarray, last_access_s: np.ndarray | None = None) -> None:
+            importance: np.ndarray, last_access_s: np.ndarray | None = None,
+            keys: np.ndarray | None = None) -> None:
+        """Append memories; ``keys[i]`` of the rows of ``vectors`` belong to memory i (default 1 each)."""
+        keys = np.ones(len(ids), dtype=np.int64) if keys is None else np.asarray(keys, dtype=np.int64)
+        if len(vectors) != int(keys.sum()) or (keys < 1).any():
+            raise ValueError(f"{len(vectors)} vectors for {len(ids)} memories with key counts {keys.tolist()}")
+        first = len(self)
+        self.key_start.extend(self.n_keys + np.concatenate([[0], np.cumsum(keys)[:-1]]))
+        self.key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.ids.extend(ids)
         self.created_s.extend(created_s)
@@ -113,10 +131,26 @@ class OwnerIndex:
         self._version += 1
 
     def vectors(self) -> np.ndarray:
-        """The stored vectors, read in place from FAISS (valid until the next add)."""
+        """The stored key vectors, one row per key, read in place from FAISS (valid until the next add)."""
         flat = self.index if self.kind == "flat" else faiss.downcast_index(self.index.storage)
-        n = len(self)
+        n = self.n_keys
         return faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
+
+    def _best_key(self, sims: np.ndarray) -> np.ndarray:
+        """Per-key similarities (..., n_keys) to per-memory ones: each memory's best key."""
+        if self.n_keys == len(self):
+            return sims
+        return np.maximum.reduceat(sims, self.key_start.values, axis=-1)
+
+    def _relevance_of(self, x: np.ndarray, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """Best-key similarity of the memories at ``positions`` (sorted) to query ``q``."""
+        if self.n_keys == len(self):
+            return x[positions] @ q
+        starts = self.key_start.values[positions]
+        ends = np.append(self.key_start.values, self.n_keys)[positions + 1]
+        counts = ends - starts
+        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
+        return np.maximum.reduceat(x[rows] @ q, np.concatenate([[0], np.cumsum(counts)[:-1]]))
 
     def _normalised_importance(self) -> np.ndarray:
         if self._importance_norm is None:
@@ -166,7 +200,7 @@ class OwnerIndex:
     def _score_exact(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int) -> list[Scored]:
         x = self.vectors()
         raw_rel = x @ queries[0] if len(queries) == 1 else queries @ x.T
-        raw_rel = raw_rel.reshape(len(queries), -1)
+        raw_rel = self._best_key(raw_rel.reshape(len(queries), -1))
         out = []
         for row in raw_rel:
             rel = _Affine.of(row, RELEVANCE_TOLERANCE)
@@ -183,6 +217,9 @@ class OwnerIndex:
         the minimum). Candidates double until the k-th best candidate beats
         the bound on every memory left out (Fagin's threshold algorithm), so
         the result is exact whenever HNSW finds the true nearest neighbours.
+        (With several keys per memory, -q finds the worst key, a lower bound of
+        the worst memory's best key: relevance is then normalised over a slightly
+        wider range than exact mode's.)
         """
         x = self.vectors()
         n = len(self)
@@ -192,16 +229,18 @@ class OwnerIndex:
         for q in queries:
             n_cand = min(n, max(4 * k, MIN_CANDIDATES))
             while True:
-                self.index.hnsw.efSearch = max(n_cand, 64)
-                sims, nearest = self.index.search(np.vstack([q, -q]), n_cand)
-                found = nearest[0][nearest[0] >= 0]
+                n_search = min(self.n_keys, n_cand)
+                self.index.hnsw.efSearch = max(n_search, 64)
+                sims, nearest = self.index.search(np.vstack([q, -q]), n_search)
+                found_keys = nearest[0][nearest[0] >= 0]
+                found = self.key_owner.values[found_keys]
                 rel = _Affine.of(np.array([-sims[1][0], sims[0][0]]), RELEVANCE_TOLERANCE)
                 by_static = top_k(static, n_cand)
                 cand = np.union1d(found, by_static)
-                raw_rel = x[cand] @ q
+                raw_rel = self._relevance_of(x, q, cand)
                 total = static[cand] + weights.relevance * rel.scale * raw_rel
                 best = top_k(total, k)  # cand is sorted, so ties still go to newer ids
-                bound = static[by_static[-1]] + weights.relevance * rel.scale * float(sims[0][len(found) - 1])
+                bound = static[by_static[-1]] + weights.relevance * rel.scale * float(sims[0][len(found_keys) - 1])
                 if n_cand >= n or total[best[-1]] >= bound:
                     break
                 n_cand = min(n, 2 * n_cand)

@@ -95,8 +95,12 @@ class Store:
     def next_id(self) -> int:
         return (self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0) + 1
 
-    def append(self, rows: Sequence[Row], vectors: np.ndarray) -> None:
-        """Write a batch of memories in one transaction: all of them or none."""
+    def append(self, rows: Sequence[Row], vectors: Sequence[np.ndarray]) -> None:
+        """Write a batch of memories in one transaction: all of them or none.
+
+        ``vectors[i]`` is memory i's key vectors, ``(dim,)`` or ``(keys, dim)``; the blob
+        holds them back to back, so its length says how many keys a memory has.
+        """
         blobs = [np.ascontiguousarray(v, dtype=np.float32).tobytes() for v in vectors]
         with self.db:
             self.db.execute("BEGIN")

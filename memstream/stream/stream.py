@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder, make_embedder
+from memstream.models.base import windows
 from memstream.stream.importance import rate_importance
 from memstream.stream.index import IndexKind, OwnerIndex
 from memstream.stream.memory import (
@@ -137,8 +138,9 @@ class MemoryStream:
             last = np.fromiter((max(r[1], accessed.get(r[0], r[1])) for r in rows),
                                dtype=np.float64, count=len(rows))
             vectors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
-            self._index(owner).add(ids, vectors.reshape(len(rows), -1), created,
-                                   np.fromiter((r[2] for r in rows), np.float64, len(rows)), last)
+            keys = np.fromiter((len(r[3]) // (4 * self.embedder.dim) for r in rows), np.int64, len(rows))
+            self._index(owner).add(ids, vectors.reshape(-1, self.embedder.dim), created,
+                                   np.fromiter((r[2] for r in rows), np.float64, len(rows)), last, keys)
 
     def _index(self, owner: str) -> OwnerIndex:
         if owner not in self._owners:
@@ -170,7 +172,10 @@ class MemoryStream:
         first_id = self.store.next_id()
         self.check_cites(items, first_id)
         importance = self._importances(items)
-        vectors = self.embedder.embed([it.text for it in items])
+        keys = [windows(it.text) for it in items]  # a long text is found by its best window
+        counts = np.array([len(k) for k in keys], dtype=np.int64)
+        flat = self.embedder.embed([w for k in keys for w in k])
+        vectors = np.split(flat, np.cumsum(counts)[:-1])
         rows: list[Row] = [
             (first_id + i, it.owner, it.kind, it.text, it.created_at.isoformat(),
              to_epoch(it.created_at), importance[i], encode_json(list(it.cites)),
@@ -183,9 +188,9 @@ class MemoryStream:
             positions.setdefault(it.owner, []).append(i)
         for owner, idx in positions.items():
             self._index(owner).add(
-                np.array([rows[i][0] for i in idx], dtype=np.int64), vectors[idx],
+                np.array([rows[i][0] for i in idx], dtype=np.int64), np.concatenate([vectors[i] for i in idx]),
                 np.array([rows[i][5] for i in idx], dtype=np.float64),
-                np.array([importance[i] for i in idx], dtype=np.float64))
+                np.array([importance[i] for i in idx], dtype=np.float64), keys=counts[idx])
         return [_memory(_parse(row), row[5]) for row in rows]
 
     def check_cites(self, items: list[NewMemory], first_id: int) -> None:

@@ -19,11 +19,11 @@ demo: $(STAMP)
 	$(BIN)/memstream run --hours 3 --out runs/demo
 
 test: $(STAMP)
-	$(BIN)/ruff check memstream tests benchmarks
+	$(BIN)/ruff check memstream tests benchmarks notebooks
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)
-	$(BIN)/ruff check memstream tests benchmarks
+	$(BIN)/ruff check memstream tests benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval.py --n 1000,10000,100000

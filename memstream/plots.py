@@ -20,7 +20,7 @@ from memstream.errors import MemstreamError
 from memstream.stream import REFLECTION, MemoryStream, Weights
 
 matplotlib.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
-COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868"}
+COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868", "time": "#8172B3"}
 KIND_COLOURS = {"observation": "#4C72B0", "reflection": "#C44E52", "plan": "#8172B3", "dialogue": "#55A868"}
 
 
@@ -50,14 +50,18 @@ def _label(text: str, kind: str, width: int = 48) -> str:
 
 def components(stream: MemoryStream, agent: str, query: str, *, k: int = 10, at: datetime | None = None,
                weights: Weights | None = None) -> Figure:
-    """The top-k as horizontal stacked bars of weighted recency, importance and relevance (best on top)."""
+    """The top-k as horizontal stacked bars of weighted recency, importance and relevance (best on top).
+
+    With a time weight, a fourth segment shows which memories fall in the span the query names.
+    """
     now = at or stream.latest_time(agent)
     recalls = stream.retrieve(agent, query, now=now, k=k, weights=weights, touch=False)
     w = recalls[0].weights
     fig, ax = _figure(10, 0.45 * len(recalls) + 1.6)
     y = np.arange(len(recalls))[::-1]
     left = np.zeros(len(recalls))
-    for name, weight in (("recency", w.recency), ("importance", w.importance), ("relevance", w.relevance)):
+    parts = [("recency", w.recency), ("importance", w.importance), ("relevance", w.relevance)]
+    for name, weight in parts + ([("time", w.time)] if w.time else []):
         values = np.array([getattr(r, name) * weight for r in recalls])
         ax.barh(y, values, left=left, color=COLOURS[name], label=f"{name} × {weight:g}")
         left += values

@@ -50,6 +50,9 @@ def test_import_recall_inspect(capsys, tmp_path: Path, jsonl: Path) -> None:
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
     code, out, _ = run(capsys, "recall", db, "--owner", "ann", "--query", "planning a party", "--weights", "0,0,1")
     assert code == 0 and "party" in out.splitlines()[2] and "weights rec 0 imp 0 rel 1" in out
+    code, out, _ = run(capsys, "recall", db, "--owner", "ann", "--query", "what did Ann do today?",
+                       "--weights", "0,0,1,1", "--at", "2023-02-13T12:00:00+00:00", "--no-touch")
+    assert code == 0 and "time 1" in out.splitlines()[0] and "span named: 2023-02-13T00:00:00+00:00" in out
     code, out, _ = run(capsys, "inspect", db, "--json")
     summary = json.loads(out)
     assert summary["owners"] == {"ann": 4, "bob": 1} and summary["embedder"] == "hash-256"
@@ -83,6 +86,7 @@ def test_recall_touch_moves_last_access(capsys, tmp_path: Path, jsonl: Path) -> 
     (["recall", "{db}", "--owner", "ann", "--query", "q", "--at", "yesterday"], "not an ISO-8601 time"),
     (["recall", "{db}", "--owner", "ann", "--query", "q", "--embedder", "hash:128"], "--embedder hash-256"),
     (["recall", "{db}", "--owner", "ann", "--query", "q", "--weights", "1,x,1"], "--weights"),
+    (["recall", "{db}", "--owner", "ann", "--query", "q", "--weights", "1,1,1,1,1"], "three or four"),
     (["recall", "{missing}", "--owner", "ann", "--query", "q"], "no stream at"),
     (["recall", "{jsonl}", "--owner", "ann", "--query", "q"], "not a memstream stream"),
     (["add", "{db}", "--owner", "ann", "--text", "x", "--importance", "11"], "importance"),

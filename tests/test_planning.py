@@ -118,3 +118,15 @@ def test_planning_over_the_openai_backend_with_a_malformed_answer(stream: Memory
     assert plan.block_at(DAY + timedelta(hours=10)).activity == "study"      # left out: the stroke in force
     assert plan.block_at(DAY + timedelta(hours=23)).activity == "sleeping"   # after bedtime
     assert chat.usage.by_purpose["planning.day"].calls == 2
+
+
+def test_the_day_plan_recalls_the_day_before_not_the_most_poignant_past() -> None:
+    from memstream.planning.planner import _yesterday
+
+    s = MemoryStream(":memory:", HashEmbedder(64))
+    for days_back in (3, 4, 5, 6, 7, 8):  # poignant, and long ago
+        s.add(KLAUS.name, f"Klaus won a prize {days_back} days back", at=DAY - timedelta(days=days_back, hours=-12),
+              importance=10)
+    s.add(KLAUS.name, "Klaus read a paper in the library", at=DAY - timedelta(hours=10), importance=2)
+    summary = _yesterday(s, KLAUS, DAY + timedelta(hours=6, minutes=30))
+    assert summary.startswith("Klaus read a paper in the library")

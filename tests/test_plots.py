@@ -13,7 +13,7 @@ from memstream import plots
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.reflection import reflect
-from memstream.stream import MemoryStream
+from memstream.stream import MemoryStream, Weights
 from tests.conftest import hours
 
 OWNER = "Isabella Rodriguez"
@@ -53,6 +53,25 @@ def test_components_bars_follow_the_recall_ranking(db: Path, capsys) -> None:
               for y in sorted(positions, reverse=True)]
     assert widths == pytest.approx([r["score"] for r in ranked])
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["recency × 1", "importance × 1", "relevance × 1"]
+
+
+def test_components_show_the_time_term_when_it_is_weighted(db: Path, capsys, tmp_path: Path) -> None:
+    out = tmp_path / "t.svg"
+    argv = ["plot", "components", str(db), "--agent", OWNER, "--query", "What did I do today?", "-k", "4",
+            "--weights", "1,1,1,2", "-o", str(out)]
+    assert run(capsys, *argv)[0] == 0
+    assert "time × 2" in out.read_text()
+    code, printed, _ = run(capsys, "recall", str(db), "--owner", OWNER, "--query", "What did I do today?", "-k", "4",
+                           "--weights", "1,1,1,2", "--no-touch", "--json")
+    rows = json.loads(printed)
+    with MemoryStream(db, create=False) as s:
+        fig = plots.components(s, OWNER, "What did I do today?", k=4, weights=Weights(time=2))
+    ax = fig.axes[0]
+    assert len(ax.patches) == 4 * 4  # four stacked components per memory
+    widths = sorted((sum(p.get_width() for p in ax.patches if abs(p.get_y() - q.get_y()) < 1e-6)
+                     for q in ax.patches[:4]), reverse=True)
+    assert widths == pytest.approx([r["score"] for r in rows])
+    assert any(r["time"] == 1.0 for r in rows)  # the stream's last day is "today" at its own clock
 
 
 def test_svg_keeps_its_text(db: Path, capsys, tmp_path: Path) -> None:

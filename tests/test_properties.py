@@ -95,12 +95,16 @@ def test_persistence_round_trip(memories, accesses) -> None:
 
 def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k: int, w
                    ) -> tuple[list[int], dict[int, float]]:
-    """The paper's score written plainly, one memory at a time (no caching, no affine tricks)."""
+    """The paper's score written plainly, one memory at a time (no caching, no affine tricks),
+    plus the time term: ``w.time`` for a memory created inside the span the query names."""
     import numpy as np
+
+    from memstream.models.base import windows
+    from memstream.stream.timescope import time_scope
 
     q = stream.embedder.embed([query])[0]
     mems = stream.memories(owner)
-    from memstream.models.base import windows
+    scope = time_scope(query, hours(now_h))
 
     best_key = [max(float(np.dot(v, q)) for v in stream.embedder.embed(windows(m.text))) for m in mems]
     rec = [w.decay ** max(0.0, now_h - (m.last_accessed_at - hours(0)).total_seconds() / 3600) for m in mems]
@@ -113,20 +117,27 @@ def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k
 
     # float32 cosines: a spread under 1e-6 is rounding noise and counts as constant
     rec, imp, rel = norm(rec), norm(imp), norm(rel, 1e-6)
-    total = [w.recency * a + w.importance * b + w.relevance * c for a, b, c in zip(rec, imp, rel, strict=True)]
+    in_span = [float(scope is not None and scope.start <= m.created_at <= scope.end) for m in mems]
+    total = [w.recency * a + w.importance * b + w.relevance * c + w.time * d
+             for a, b, c, d in zip(rec, imp, rel, in_span, strict=True)]
     order = sorted(range(len(mems)), key=lambda i: (-round(total[i], 9), -mems[i].id))
     return [mems[i].id for i in order[:k]], {m.id: t for m, t in zip(mems, total, strict=True)}
 
 
+WHEN = st.sampled_from(["", " yesterday", " today", " two days ago", " last week", " a week ago", " this week"])
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.lists(memory, min_size=1, max_size=25),
-       st.lists(st.tuples(TEXTS, st.integers(0, 700), st.booleans()), min_size=1, max_size=6),
-       st.floats(0.5, 1.0), st.tuples(st.floats(0, 3), st.floats(0, 3), st.floats(0, 3)))
-def test_retrieval_matches_a_plain_reference_through_adds_and_touches(memories, queries, decay, ws) -> None:
+       st.lists(st.tuples(st.tuples(TEXTS, WHEN).map("".join), st.integers(0, 700), st.booleans()),
+                min_size=1, max_size=6),
+       st.floats(0.5, 1.0), st.tuples(st.floats(0, 3), st.floats(0, 3), st.floats(0, 3), st.floats(0, 3)),
+       st.sampled_from(["flat", "hnsw"]))
+def test_retrieval_matches_a_plain_reference_through_adds_and_touches(memories, queries, decay, ws, kind) -> None:
     from memstream.stream import Weights
 
-    w = Weights(recency=ws[0], importance=ws[1], relevance=ws[2], decay=decay)
-    s = MemoryStream(":memory:", EMB)
+    w = Weights(recency=ws[0], importance=ws[1], relevance=ws[2], time=ws[3], decay=decay)
+    s = MemoryStream(":memory:", EMB, index=kind)  # HNSW is exact on a stream this small
     _fill(s, memories)
     for query, hour, touch in queries:
         owner = memories[0][0]

@@ -234,3 +234,24 @@ def test_a_long_memory_is_found_by_its_best_window(tmp_path) -> None:
     with MemoryStream(path, create=False) as s:  # the keys come back from the file
         top = s.retrieve("ann", query, now=hours(200), k=1, weights=only_relevance, touch=False)
         assert top[0].memory.text == long_text and top[0].raw_relevance == pytest.approx(expected, abs=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_the_time_weight_lifts_memories_in_the_span_the_query_names(kind: str) -> None:
+    s = MemoryStream(":memory:", HashEmbedder(64), index=kind)
+    for day in (0, 1, 12):  # the same words on 13, 14 and 25 February; the 25th is the newest
+        s.add("ann", "Ann planted tomatoes in the garden", at=hours(24 * day + 10), importance=4)
+    now = hours(24 * 29)
+    query = "What did Ann plant in the garden on 14 February 2023?"
+    assert s.retrieve("ann", query, now=now, k=1, touch=False)[0].memory.created_at == hours(24 * 12 + 10)
+    timed = Weights(recency=0, importance=0, relevance=1, time=1)
+    top = s.retrieve("ann", query, now=now, k=3, weights=timed, touch=False)
+    assert top[0].memory.created_at == hours(24 + 10) and top[0].time == 1.0
+    assert [r.time for r in top[1:]] == [0.0, 0.0] and top[0].score == pytest.approx(top[1].score + 1)
+    assert top[0].as_row()["time"] == 1.0
+    # "three weeks ago" from 14 March: two to four weeks back, plus a week for retelling: 14 Feb to 8 March
+    weeks = s.retrieve("ann", "What did Ann plant three weeks ago?", now=now, k=3, weights=timed, touch=False)
+    assert [r.time for r in weeks] == [1.0, 1.0, 0.0] and weeks[-1].memory.created_at == hours(10)
+    # no span named: the time weight changes nothing
+    plain = s.retrieve("ann", "tomatoes in the garden", now=now, k=3, weights=timed, touch=False)
+    assert [r.time for r in plain] == [0.0, 0.0, 0.0] and plain[0].memory.created_at == hours(24 * 12 + 10)

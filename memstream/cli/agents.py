@@ -13,8 +13,10 @@ from memstream.cli.common import (
     model_flags,
     open_stream,
     parse_time_arg,
+    parse_weights,
     positive_int,
     short,
+    weight_flags,
 )
 from memstream.errors import MemstreamError
 from memstream.timeutil import parse_time
@@ -67,6 +69,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--agent", required=True)
     p.add_argument("question")
     p.add_argument("-k", type=positive_int, default=10, help="memories to draw on")
+    weight_flags(p, default="1,1,1,1")  # the paper's score, and the span a question names ("yesterday")
 
     return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "replay": cmd_replay,
             "interview": cmd_interview}
@@ -201,6 +204,7 @@ def cmd_interview(args: argparse.Namespace) -> int:
     from memstream.sim.run import read_run
     from memstream.stream import MemoryStream
 
+    weights = parse_weights(args)
     out = Path(args.run)
     config, town = read_run(out)
     resident = next((r for r in town.residents if r.name == args.agent), None)
@@ -209,7 +213,7 @@ def cmd_interview(args: argparse.Namespace) -> int:
     chat = CachedChatModel(make_chat_model(config.llm), out / "calls.db")
     with MemoryStream(out / "streams.db", create=False) as stream:
         recalls = stream.retrieve(args.agent, args.question, now=stream.latest_time(args.agent), k=args.k,
-                                  touch=False)
+                                  weights=weights, touch=False)
     answer = chat.complete(prompts.interview_messages(resident.describe(), args.agent,
                                                       prompts.memory_lines(recalls), args.question),
                            purpose=prompts.INTERVIEW_PURPOSE)

@@ -6,6 +6,8 @@ import argparse
 from datetime import datetime
 from typing import NoReturn
 
+from memstream.errors import MemstreamError
+
 EXIT_USAGE = 2
 
 
@@ -30,10 +32,27 @@ def model_flags(p: argparse.ArgumentParser) -> None:
                    "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
 
 
-def weight_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--weights", metavar="REC,IMP,REL", default="1,1,1",
-                   help="weights of recency, importance and relevance (default 1,1,1)")
+def weight_flags(p: argparse.ArgumentParser, default: str = "1,1,1") -> None:
+    p.add_argument("--weights", metavar="REC,IMP,REL[,TIME]", default=default,
+                   help="weights of recency, importance and relevance (1,1,1 is the paper's) and, optionally, "
+                        f"of the span of time the query names, e.g. 'yesterday' (default {default})")
     p.add_argument("--decay", type=float, default=0.995, help="recency decay per hour (0.995)")
+
+
+def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported lazily
+    from pydantic import ValidationError
+
+    from memstream.stream import Weights
+
+    try:
+        parts = [float(x) for x in args.weights.split(",")]
+        if len(parts) not in (3, 4):
+            raise ValueError
+        return Weights(**dict(zip(("recency", "importance", "relevance", "time"), parts, strict=False)),
+                       decay=args.decay)
+    except (ValueError, ValidationError):
+        raise MemstreamError(f"--weights {args.weights!r} / --decay {args.decay} are invalid; give three or "
+                             "four non-negative numbers like 1,1,1 or 1,1,1,1 and a decay in (0, 1]") from None
 
 
 

@@ -11,7 +11,9 @@ from memstream.cli.common import (
     Parser,
     model_flags,
     parse_time_arg,
+    parse_weights,
     positive_int,
+    weight_flags,
 )
 from memstream.errors import MemstreamError
 
@@ -33,7 +35,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
         q.add_argument("-o", "--out", required=True, help="output file, .png or .svg")
         return q
 
-    plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance", query=True)
+    weight_flags(plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance",
+                             query=True))
     plot_parser("decay", "recency against hours since access, memories on the curves").add_argument(
         "--decays", default="0.99,0.995,0.999")
     imp = plots.add_parser("importance", help="the distribution of importance by kind")
@@ -89,7 +92,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
         at = parse_time_arg(getattr(args, "at", None), "--at")
         if args.plot == "components":
-            fig = plots.components(stream, agent, args.query, k=args.k, at=at)
+            fig = plots.components(stream, agent, args.query, k=args.k, at=at, weights=parse_weights(args))
         elif args.plot == "decay":
             try:
                 decays = tuple(float(d) for d in args.decays.split(","))

@@ -12,6 +12,7 @@ from memstream.cli.common import (
     model_flags,
     open_stream,
     parse_time_arg,
+    parse_weights,
     positive_int,
     short,
     weight_flags,
@@ -80,21 +81,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parse_weights(args: argparse.Namespace):  # noqa: ANN202
-    from pydantic import ValidationError
-
-    from memstream.stream import Weights
-
-    try:
-        rec, imp, rel = (float(x) for x in args.weights.split(","))
-        return Weights(recency=rec, importance=imp, relevance=rel, decay=args.decay)
-    except (ValueError, ValidationError):
-        raise MemstreamError(f"--weights {args.weights!r} / --decay {args.decay} are invalid; give "
-                             "three non-negative numbers like 1,1,1 and a decay in (0, 1]") from None
-
-
 def cmd_recall(args: argparse.Namespace) -> int:
-    weights = _parse_weights(args)
+    weights = parse_weights(args)
     with open_stream(args.stream, args, create=False) as stream:
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
         recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights,
@@ -102,15 +90,28 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([r.as_row() for r in recalls], indent=2))
         return 0
+    timed = weights.time > 0
     print(f"{args.owner} recalls {args.query!r} at {now.isoformat()}  "
-          f"(weights rec {weights.recency:g} imp {weights.importance:g} rel {weights.relevance:g},"
-          f" decay {weights.decay:g}/h)")
-    print(f"{'rank':>4} {'total':>6} {'recency':>7} {'import.':>7} {'relev.':>7} {'id':>6}  "
-          f"{'kind':<11} text")
+          f"(weights rec {weights.recency:g} imp {weights.importance:g} rel {weights.relevance:g}"
+          + (f" time {weights.time:g}" if timed else "") + f", decay {weights.decay:g}/h)")
+    if timed:
+        print(f"  span named: {_span_text(args.query, now)}")
+    print(f"{'rank':>4} {'total':>6} {'recency':>7} {'import.':>7} {'relev.':>7}" + (f" {'time':>4}" if timed else "")
+          + f" {'id':>6}  {'kind':<11} text")
     for r in recalls:
-        print(f"{r.rank:>4} {r.score:6.3f} {r.recency:7.3f} {r.importance:7.3f} {r.relevance:7.3f} "
-              f"{r.memory.id:>6}  {r.memory.kind:<11} {short(r.memory.text, 70)}")
+        print(f"{r.rank:>4} {r.score:6.3f} {r.recency:7.3f} {r.importance:7.3f} {r.relevance:7.3f}"
+              + (f" {r.time:4.0f}" if timed else "")
+              + f" {r.memory.id:>6}  {r.memory.kind:<11} {short(r.memory.text, 70)}")
     return 0
+
+
+def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
+    from memstream.stream.timescope import time_scope
+
+    scope = time_scope(query, now)
+    if scope is None:
+        return "none (the time weight changes nothing)"
+    return f"{scope.start.isoformat()} .. {scope.end.isoformat()} ({scope.phrase!r})"
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:

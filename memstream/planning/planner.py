@@ -43,8 +43,13 @@ def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
 def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
     if identity.name not in stream.owners():
         return "nothing is remembered yet"
+    # The day before first, ranked by the paper's score within it: a time weight above the other
+    # three together lifts every memory of yesterday over every other (the score alone would
+    # bring back the most poignant days, however old).
+    w = stream.weights
+    weights = w.model_copy(update={"time": 1.0 + w.recency + w.importance + w.relevance})
     recalls = stream.retrieve(identity.name, f"What did {identity.name} do yesterday?", now=day, k=YESTERDAY_K,
-                              touch=False)
+                              weights=weights, touch=False)
     return "; ".join(r.memory.text for r in recalls) or "nothing is remembered yet"
 
 

@@ -16,6 +16,7 @@ has one key, as in a simulation, rows and memories coincide and nothing extra is
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -68,6 +69,7 @@ class Scored:
     raw_recency: np.ndarray
     raw_importance: np.ndarray
     raw_relevance: np.ndarray
+    time: np.ndarray
 
 
 class OwnerIndex:
@@ -157,13 +159,25 @@ class OwnerIndex:
             self._importance_norm = minmax(self.importance.values)
         return self._importance_norm
 
-    def score(self, queries: np.ndarray, now_s: float, weights: Weights, k: int) -> list[Scored]:
-        """Score every query in ``queries`` (b, dim) against this owner's memories."""
+    def score(self, queries: np.ndarray, now_s: float, weights: Weights, k: int,
+              spans: Sequence[tuple[float, float] | None] | None = None) -> list[Scored]:
+        """Score every query in ``queries`` (b, dim) against this owner's memories.
+
+        ``spans[i]`` is the (start, end) in epoch seconds that query i names, if any:
+        memories created inside it get ``weights.time`` more.
+        """
         static, ref_rec, rec = self._recency_importance(now_s, weights)
         parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s)
+        in_span = [self._in_span(span, weights) for span in (spans or [None] * len(queries))]
         if self.kind == "flat":
-            return self._score_exact(queries, parts, weights, k)
-        return self._score_approximate(queries, parts, weights, k)
+            return self._score_exact(queries, parts, weights, k, in_span)
+        return self._score_approximate(queries, parts, weights, k, in_span)
+
+    def _in_span(self, span: tuple[float, float] | None, weights: Weights) -> np.ndarray | None:
+        if span is None or not weights.time:
+            return None
+        created = self.created_s.values
+        return ((created >= span[0]) & (created <= span[1])).astype(np.float64)
 
     def _recency_importance(self, now_s: float, weights: Weights) -> tuple[np.ndarray, np.ndarray, _Affine]:
         """The query-independent part of the score, in ranking form, and recency's normaliser.
@@ -189,28 +203,33 @@ class OwnerIndex:
         return self._static
 
     def _scored(self, pos: np.ndarray, parts: _Parts, raw_rel: np.ndarray, rel: _Affine,
-                weights: Weights) -> Scored:
+                weights: Weights, in_span: np.ndarray | None) -> Scored:
         """The k chosen memories, with every component in its true normalised form."""
         rec_n, rel_n = parts.rec.apply(parts.ref_rec[pos]), rel.apply(raw_rel.astype(np.float64))
         imp_n = parts.imp[pos]
-        total = weights.recency * rec_n + weights.importance * imp_n + weights.relevance * rel_n
+        time_n = np.zeros(len(pos)) if in_span is None else in_span[pos]
+        total = (weights.recency * rec_n + weights.importance * imp_n + weights.relevance * rel_n
+                 + weights.time * time_n)
         raw_rec = recency(self.last_access_s.values[pos], parts.now_s, weights.decay)
-        return Scored(pos, total, rec_n, imp_n, rel_n, raw_rec, self.importance.values[pos], raw_rel)
+        return Scored(pos, total, rec_n, imp_n, rel_n, raw_rec, self.importance.values[pos], raw_rel, time_n)
 
-    def _score_exact(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int) -> list[Scored]:
+    def _score_exact(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int,
+                     in_span: list[np.ndarray | None]) -> list[Scored]:
         x = self.vectors()
         raw_rel = x @ queries[0] if len(queries) == 1 else queries @ x.T
         raw_rel = self._best_key(raw_rel.reshape(len(queries), -1))
         out = []
-        for row in raw_rel:
+        for row, span in zip(raw_rel, in_span, strict=True):
             rel = _Affine.of(row, RELEVANCE_TOLERANCE)
             total = row * np.float32(weights.relevance * rel.scale) + parts.static
+            if span is not None:
+                total += weights.time * span
             pos = top_k(total, k)
-            out.append(self._scored(pos, parts, row[pos], rel, weights))
+            out.append(self._scored(pos, parts, row[pos], rel, weights, span))
         return out
 
-    def _score_approximate(self, queries: np.ndarray, parts: _Parts, weights: Weights,
-                           k: int) -> list[Scored]:
+    def _score_approximate(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int,
+                           in_span: list[np.ndarray | None]) -> list[Scored]:
         """HNSW candidates by relevance, unioned with the best by recency + importance.
 
         The relevance range comes from two searches (q finds the maximum, -q
@@ -218,15 +237,15 @@ class OwnerIndex:
         the bound on every memory left out (Fagin's threshold algorithm), so
         the result is exact whenever HNSW finds the true nearest neighbours.
         (With several keys per memory, -q finds the worst key, a lower bound of
-        the worst memory's best key: relevance is then normalised over a slightly
-        wider range than exact mode's.)
+        the worst memory's best key: unless every memory is a candidate, relevance
+        is then normalised over a slightly wider range than exact mode's.)
         """
         x = self.vectors()
         n = len(self)
-        static = parts.static
         queries = np.ascontiguousarray(queries, dtype=np.float32)
         out = []
-        for q in queries:
+        for q, span in zip(queries, in_span, strict=True):
+            static = parts.static if span is None else parts.static + weights.time * span
             n_cand = min(n, max(4 * k, MIN_CANDIDATES))
             while True:
                 n_search = min(self.n_keys, n_cand)
@@ -238,13 +257,15 @@ class OwnerIndex:
                 by_static = top_k(static, n_cand)
                 cand = np.union1d(found, by_static)
                 raw_rel = self._relevance_of(x, q, cand)
+                if len(cand) == n:  # every memory is a candidate: take the exact range
+                    rel = _Affine.of(raw_rel, RELEVANCE_TOLERANCE)
                 total = static[cand] + weights.relevance * rel.scale * raw_rel
                 best = top_k(total, k)  # cand is sorted, so ties still go to newer ids
                 bound = static[by_static[-1]] + weights.relevance * rel.scale * float(sims[0][len(found_keys) - 1])
                 if n_cand >= n or total[best[-1]] >= bound:
                     break
                 n_cand = min(n, 2 * n_cand)
-            out.append(self._scored(cand[best], parts, raw_rel[best], rel, weights))
+            out.append(self._scored(cand[best], parts, raw_rel[best], rel, weights, span))
         return out
 
 

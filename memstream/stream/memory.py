@@ -50,9 +50,12 @@ class Memory:
 
 
 class Weights(BaseModel):
-    """How the three components are combined, and how fast recency decays.
+    """How the components are combined, and how fast recency decays.
 
-    The defaults are the paper's: every weight 1, decay 0.995 per simulated hour.
+    The defaults are the paper's: recency, importance and relevance weighted 1, decay
+    0.995 per simulated hour. ``time`` is memstream's addition, off by default: it is
+    added to a memory created inside the span of time the query names ("yesterday",
+    "two weeks ago", "in May 2023"; see :mod:`memstream.stream.timescope`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -61,6 +64,7 @@ class Weights(BaseModel):
     importance: float = Field(default=1.0, ge=0.0)
     relevance: float = Field(default=1.0, ge=0.0)
     decay: float = Field(default=0.995, gt=0.0, le=1.0)
+    time: float = Field(default=0.0, ge=0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,7 @@ class Recall:
     raw_importance: float
     raw_relevance: float
     weights: Weights
+    time: float = 0.0  # 1 if the memory was created inside the span the query names
 
     def as_row(self) -> dict[str, Any]:
         """A flat JSON-ready dict, the shape ``memstream recall --json`` prints."""
@@ -98,5 +103,6 @@ class Recall:
             "raw_recency": self.raw_recency,
             "raw_importance": self.raw_importance,
             "raw_relevance": self.raw_relevance,
+            "time": self.time,
             "weights": self.weights.model_dump(),
         }

@@ -32,7 +32,15 @@ from memstream.stream.memory import (
     Weights,
 )
 from memstream.stream.store import Row, Store, encode_json
+from memstream.stream.timescope import time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
+
+
+def _span(query: str, now: datetime) -> tuple[float, float] | None:
+    """The span of time ``query`` names, as epoch seconds, if any."""
+    scope = time_scope(query, require_aware(now, "now"))
+    return None if scope is None else (scope.start.timestamp(), scope.end.timestamp())
+
 
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: Parsed rows kept for recently recalled memories (rows are immutable, so this never goes stale).
@@ -246,19 +254,26 @@ class MemoryStream:
         for owner, _ in requests:
             self._owner(owner)
         vectors = self.embedder.embed([q for _, q in requests])
+        spans = [None] * len(requests)
+        if (weights or self.weights).time:
+            spans = [_span(q, now) for _, q in requests]
         results: list[list[Recall]] = [[] for _ in requests]
         groups: dict[str, list[int]] = {}
         for i, (owner, _) in enumerate(requests):
             groups.setdefault(owner, []).append(i)
         for owner, idx in groups.items():
-            for i, recalls in zip(idx, self.search(owner, vectors[idx], now=now, k=k,
-                                                   weights=weights, touch=touch), strict=True):
+            for i, recalls in zip(idx, self.search(owner, vectors[idx], now=now, k=k, weights=weights,
+                                                   touch=touch, spans=[spans[i] for i in idx]), strict=True):
                 results[i] = recalls
         return results
 
     def search(self, owner: str, vectors: np.ndarray, *, now: datetime, k: int = 10,
-               weights: Weights | None = None, touch: bool = True) -> list[list[Recall]]:
-        """Retrieval by query vectors (``(dim,)`` or ``(b, dim)``, L2-normalised)."""
+               weights: Weights | None = None, touch: bool = True,
+               spans: Sequence[tuple[float, float] | None] | None = None) -> list[list[Recall]]:
+        """Retrieval by query vectors (``(dim,)`` or ``(b, dim)``, L2-normalised).
+
+        ``spans``: per query, the (start, end) epoch seconds it names, for ``weights.time``.
+        """
         if k <= 0:
             raise MemstreamError(f"k must be a positive integer, got {k}")
         weights = weights or self.weights
@@ -267,7 +282,7 @@ class MemoryStream:
         if queries.shape[1] != index.dim:
             raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
         now_s = to_epoch(require_aware(now, "now"))
-        scored = index.score(queries, now_s, weights, k)
+        scored = index.score(queries, now_s, weights, k, spans)
         rows = self._rows(np.concatenate([index.ids.values[s.positions] for s in scored]).tolist())
         last = index.last_access_s.values
         results = [
@@ -276,7 +291,7 @@ class MemoryStream:
                 score=float(s.score[r]), recency=float(s.recency[r]),
                 importance=float(s.importance[r]), relevance=float(s.relevance[r]),
                 raw_recency=float(s.raw_recency[r]), raw_importance=float(s.raw_importance[r]),
-                raw_relevance=float(s.raw_relevance[r]), weights=weights)
+                raw_relevance=float(s.raw_relevance[r]), weights=weights, time=float(s.time[r]))
              for r, p in enumerate(s.positions)]
             for s in scored
         ]

@@ -10,10 +10,10 @@ import pytest
 from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.eval import evaluate, load_locomo, load_longmemeval
-from memstream.models.base import WINDOW_WORDS
 from memstream.eval.harness import EvalWeights
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
+from memstream.models.base import WINDOW_WORDS
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOCOMO = DATA / "locomo" / "locomo-dev.json"

@@ -130,3 +130,12 @@ def test_the_day_plan_recalls_the_day_before_not_the_most_poignant_past() -> Non
     s.add(KLAUS.name, "Klaus read a paper in the library", at=DAY - timedelta(hours=10), importance=2)
     summary = _yesterday(s, KLAUS, DAY + timedelta(hours=6, minutes=30))
     assert summary.startswith("Klaus read a paper in the library")
+
+
+def test_a_plan_survives_its_json_form(stream: MemoryStream) -> None:
+    from memstream.planning.plan import DayPlan
+
+    plan = plan_day(stream, KLAUS, DAY + timedelta(hours=5))
+    decompose(stream, KLAUS, plan, plan.blocks[7].start)
+    data = json.loads(json.dumps(plan.to_dict()))
+    assert DayPlan.from_dict(data) == plan and any(b["actions"] for b in data["blocks"])

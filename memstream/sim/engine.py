@@ -68,6 +68,8 @@ class Simulation(Conversations):
         self.tz = start.tzinfo
         self.agents = {r.name: Agent(r, r.home or sorted(self.map.buildings)[0]) for r in residents}
         self.order = sorted(self.agents)
+        self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
+        self._index_locations()
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.conversations: dict[str, Conversation] = {}  # agent -> its conversation
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
@@ -102,6 +104,12 @@ class Simulation(Conversations):
             self.conversations[conv.a] = self.conversations[conv.b] = conv
         self.objects, self.versions = dict(state["objects"]), defaultdict(int, state["versions"])
         self.agent_steps = state["agent_steps"]
+        self._index_locations()
+
+    def _index_locations(self) -> None:
+        self._at.clear()
+        for name, a in self.agents.items():
+            self._at[a.location].add(name)
 
     def seed_memories(self) -> None:
         """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
@@ -302,7 +310,9 @@ class Simulation(Conversations):
         while a.route and a.progress >= self.map.distance(a.location, a.route[0]):
             a.progress -= self.map.distance(a.location, a.route[0])
             self.versions[a.location] += 1
+            self._at[a.location].discard(a.name)
             a.location = a.route.pop(0)
+            self._at[a.location].add(a.name)
             self.versions[a.location] += 1
             moved = True
         if not a.route:
@@ -331,7 +341,8 @@ class Simulation(Conversations):
         return new[:ATTENTION]
 
     def _occupants(self, place: str) -> list[str]:
-        return [n for n in self.order if self.agents[n].location == place and not self.agents[n].route]
+        """The agents in ``place`` and not on their way out, in name order."""
+        return sorted(n for n in self._at[place] if not self.agents[n].route)
 
     def _update_objects(self) -> None:
         """Objects are in use while an occupant's activity names one of their uses."""

@@ -177,3 +177,33 @@ def test_eval_bad_input_is_one_line(tmp_path: Path, capsys, argv: list[str], pro
                  "--cache", str(tmp_path / "c.db"), *argv])
     err = capsys.readouterr().err
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+
+
+@needs_data
+def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> None:
+    """On real turns, the harness's generative ranking is what a MemoryStream holding them returns."""
+    from memstream.eval.harness import _prepare, scores_for
+    from memstream.stream import MemoryStream, Weights
+    from memstream.stream.scoring import top_k
+
+    conv = json.loads(LOCOMO.read_text())[:1]
+    small = tmp_path / "one.json"
+    small.write_text(json.dumps(conv))
+    h = load_locomo(small, context=0).haystacks[0]
+    emb, chat = HashEmbedder(256), OfflineChatModel()
+    stream = MemoryStream(":memory:", emb, chat=chat)
+    for m in h.memories:
+        stream.add("conv", m.text, at=m.created_at)
+    p = _prepare(h, emb, chat, {"generative"})
+    hits = 0.0
+    for time in (0.0, 1.0):
+        ew, sw = EvalWeights(1, 1, 1, time=time), Weights(time=time)
+        for i, q in enumerate(h.questions):
+            score = scores_for("generative", p, i, ew)
+            expected = top_k(score, 10).tolist()
+            got = stream.retrieve("conv", q.text, now=q.asked_at, k=10, weights=sw, touch=False)
+            # the same ranking, up to the order of scores equal within float32 rounding
+            assert [round(score[r.memory.id - 1], 6) for r in got] == [round(score[e], 6) for e in expected]
+            assert [r.score for r in got] == pytest.approx([score[r.memory.id - 1] for r in got], abs=1e-6)
+            hits += sum(r.time for r in got)
+    assert hits > 0  # some questions name a span that holds turns

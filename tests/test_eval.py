@@ -203,7 +203,7 @@ def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> No
             expected = top_k(score, 10).tolist()
             got = stream.retrieve("conv", q.text, now=q.asked_at, k=10, weights=sw, touch=False)
             # the same ranking, up to the order of scores equal within float32 rounding
-            assert [round(score[r.memory.id - 1], 6) for r in got] == [round(score[e], 6) for e in expected]
+            assert [score[r.memory.id - 1] for r in got] == pytest.approx([score[e] for e in expected], abs=1e-6)
             assert [r.score for r in got] == pytest.approx([score[r.memory.id - 1] for r in got], abs=1e-6)
             hits += sum(r.time for r in got)
     assert hits > 0  # some questions name a span that holds turns

@@ -101,6 +101,8 @@ def test_longmemeval_granularities_and_abstention(tmp_path: Path) -> None:
     assert len(s.haystacks) == 1 and s.skipped["abstention questions (no evidence)"] == 1
     assert [m.key for m in s.haystacks[0].memories] == ["s0", "answer_s1", "s2"]
     assert s.haystacks[0].questions[0].evidence == {1}
+    users = load_longmemeval(path, roles=("user",)).haystacks[0].memories[2]
+    assert users.chunks == ["Recipes for soup?"] and "Try miso." in users.text  # BM25 still reads it all
     r = load_longmemeval(path, granularity="round")
     keys = [m.key for m in r.haystacks[0].memories]
     assert keys == ["s0#0", "answer_s1#0", "answer_s1#1", "s2#0"]
@@ -162,7 +164,7 @@ def test_eval_cli_on_slices_of_the_dev_data(tmp_path: Path, capsys) -> None:
     small = tmp_path / "lme-slice.json"
     small.write_text(json.dumps(items))
     code = main(["eval", "longmemeval", str(small), "--granularity", "round", "--retriever", "bm25,relevance",
-                 "--embedder", "hash", "--cache", str(tmp_path / "calls.db")])
+                 "--embedder", "hash", "--embed-roles", "user", "--cache", str(tmp_path / "calls.db")])
     assert code == 0 and "longmemeval (round)" in capsys.readouterr().out
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from memstream.stream.memory import Weights
 from memstream.stream.scoring import minmax, recency, top_k
+from memstream.stream.timescope import TimeScope
 
 IndexKind = Literal["flat", "hnsw"]
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw")
@@ -111,7 +112,7 @@ class OwnerIndex:
         if len(vectors) != int(keys.sum()) or (keys < 1).any():
             raise ValueError(f"{len(vectors)} vectors for {len(ids)} memories with key counts {keys.tolist()}")
         first = len(self)
-        self.key_start.extend(self.n_keys + np.concatenate([[0], np.cumsum(keys)[:-1]]))
+        self.key_start.extend(self.n_keys + _offsets(keys))
         self.key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self.ids.extend(ids)
@@ -151,8 +152,9 @@ class OwnerIndex:
         starts = self.key_start.values[positions]
         ends = np.append(self.key_start.values, self.n_keys)[positions + 1]
         counts = ends - starts
-        rows = np.repeat(starts - np.concatenate([[0], np.cumsum(counts)[:-1]]), counts) + np.arange(counts.sum())
-        return np.maximum.reduceat(x[rows] @ q, np.concatenate([[0], np.cumsum(counts)[:-1]]))
+        offsets = _offsets(counts)
+        rows = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
+        return np.maximum.reduceat(x[rows] @ q, offsets)
 
     def _normalised_importance(self) -> np.ndarray:
         if self._importance_norm is None:
@@ -160,24 +162,19 @@ class OwnerIndex:
         return self._importance_norm
 
     def score(self, queries: np.ndarray, now_s: float, weights: Weights, k: int,
-              spans: Sequence[tuple[float, float] | None] | None = None) -> list[Scored]:
+              scopes: Sequence[TimeScope | None] | None = None) -> list[Scored]:
         """Score every query in ``queries`` (b, dim) against this owner's memories.
 
-        ``spans[i]`` is the (start, end) in epoch seconds that query i names, if any:
-        memories created inside it get ``weights.time`` more.
+        ``scopes[i]`` is the span of time query i names, if any: memories created
+        inside it get ``weights.time`` more.
         """
         static, ref_rec, rec = self._recency_importance(now_s, weights)
         parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s)
-        in_span = [self._in_span(span, weights) for span in (spans or [None] * len(queries))]
+        in_span = [None if scope is None or not weights.time else scope.contains(self.created_s.values)
+                   for scope in (scopes or [None] * len(queries))]
         if self.kind == "flat":
             return self._score_exact(queries, parts, weights, k, in_span)
         return self._score_approximate(queries, parts, weights, k, in_span)
-
-    def _in_span(self, span: tuple[float, float] | None, weights: Weights) -> np.ndarray | None:
-        if span is None or not weights.time:
-            return None
-        created = self.created_s.values
-        return ((created >= span[0]) & (created <= span[1])).astype(np.float64)
 
     def _recency_importance(self, now_s: float, weights: Weights) -> tuple[np.ndarray, np.ndarray, _Affine]:
         """The query-independent part of the score, in ranking form, and recency's normaliser.
@@ -267,6 +264,11 @@ class OwnerIndex:
                 n_cand = min(n, 2 * n_cand)
             out.append(self._scored(cand[best], parts, raw_rel[best], rel, weights, span))
         return out
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """Where each of consecutive runs of ``counts`` rows starts."""
+    return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -32,15 +32,8 @@ from memstream.stream.memory import (
     Weights,
 )
 from memstream.stream.store import Row, Store, encode_json
-from memstream.stream.timescope import time_scope
+from memstream.stream.timescope import TimeScope, time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
-
-
-def _span(query: str, now: datetime) -> tuple[float, float] | None:
-    """The span of time ``query`` names, as epoch seconds, if any."""
-    scope = time_scope(query, require_aware(now, "now"))
-    return None if scope is None else (scope.start.timestamp(), scope.end.timestamp())
-
 
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: Parsed rows kept for recently recalled memories (rows are immutable, so this never goes stale).
@@ -254,25 +247,25 @@ class MemoryStream:
         for owner, _ in requests:
             self._owner(owner)
         vectors = self.embedder.embed([q for _, q in requests])
-        spans = [None] * len(requests)
+        scopes: list[TimeScope | None] = [None] * len(requests)
         if (weights or self.weights).time:
-            spans = [_span(q, now) for _, q in requests]
+            scopes = [time_scope(q, require_aware(now, "now")) for _, q in requests]
         results: list[list[Recall]] = [[] for _ in requests]
         groups: dict[str, list[int]] = {}
         for i, (owner, _) in enumerate(requests):
             groups.setdefault(owner, []).append(i)
         for owner, idx in groups.items():
             for i, recalls in zip(idx, self.search(owner, vectors[idx], now=now, k=k, weights=weights,
-                                                   touch=touch, spans=[spans[i] for i in idx]), strict=True):
+                                                   touch=touch, scopes=[scopes[i] for i in idx]), strict=True):
                 results[i] = recalls
         return results
 
     def search(self, owner: str, vectors: np.ndarray, *, now: datetime, k: int = 10,
                weights: Weights | None = None, touch: bool = True,
-               spans: Sequence[tuple[float, float] | None] | None = None) -> list[list[Recall]]:
+               scopes: Sequence[TimeScope | None] | None = None) -> list[list[Recall]]:
         """Retrieval by query vectors (``(dim,)`` or ``(b, dim)``, L2-normalised).
 
-        ``spans``: per query, the (start, end) epoch seconds it names, for ``weights.time``.
+        ``scopes``: per query, the span of time it names, for ``weights.time``.
         """
         if k <= 0:
             raise MemstreamError(f"k must be a positive integer, got {k}")
@@ -282,7 +275,7 @@ class MemoryStream:
         if queries.shape[1] != index.dim:
             raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
         now_s = to_epoch(require_aware(now, "now"))
-        scored = index.score(queries, now_s, weights, k, spans)
+        scored = index.score(queries, now_s, weights, k, scopes)
         rows = self._rows(np.concatenate([index.ids.values[s.positions] for s in scored]).tolist())
         last = index.last_access_s.values
         results = [

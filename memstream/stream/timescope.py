@@ -74,6 +74,10 @@ class TimeScope:
         return ((epochs >= self.start.timestamp()) & (epochs <= self.end.timestamp())).astype(np.float64)
 
 
+def _count(word: str) -> int:
+    return int(word) if word.isdigit() else _NUMBERS[word]
+
+
 def _day(t: datetime) -> datetime:
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 
@@ -117,11 +121,11 @@ def _relative(text: str, now: datetime, anchored: bool) -> tuple[datetime, datet
     "Before" counts back only from a named date: "two weeks before the party" names no span.
     """
     if (m := _AGO.search(text)) and (anchored or m.group(0).endswith("ago")):
-        n, unit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)], m.group(2)
+        n, unit = _count(m.group(1)), m.group(2)
         center, width = now - n * UNITS[unit], DAY if unit == "day" else UNITS[unit]
         return _day(center - width), _day(center + width) + DAY, m.group(0)
     if m := _PAST_N.search(text):
-        n, unit = int(m.group(1)) if m.group(1).isdigit() else _NUMBERS[m.group(1)], m.group(2)
+        n, unit = _count(m.group(1)), m.group(2)
         return _day(now - n * UNITS[unit]) - DAY, now, m.group(0)
     if anchored and (m := _WEEK_BEFORE.search(text)):
         return _day(now) - 8 * DAY, now, m.group(0)

@@ -12,3 +12,7 @@ class MemstreamError(Exception):
 
 class StructuredOutputError(MemstreamError):
     """A model answer that does not parse into the expected structure."""
+
+
+class ReplayMissError(MemstreamError):
+    """A call not in a replay-only cache: a setup problem, never papered over by a fallback."""

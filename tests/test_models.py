@@ -38,7 +38,16 @@ def test_offline_importance_rates_routine_low_and_life_events_high() -> None:
     ("7", 7), ("Rating: 3/10", 3), ("I'd say 12, no, 9", 9), ("0 then 4", 4), ("ten", None), ("", None),
 ])
 def test_parse_importance_takes_the_first_integer_in_range(answer: str, value: int | None) -> None:
-    assert parse_importance(answer) == value
+    if value is None:
+        with pytest.raises(MemstreamError, match="no rating"):
+            parse_importance(answer)
+    else:
+        assert parse_importance(answer) == value
+
+
+def test_parse_importance_survives_an_answer_of_thousands_of_digits() -> None:
+    with pytest.raises(MemstreamError, match="no rating"):
+        parse_importance("9" * 5000)
 
 
 class Pair(BaseModel):
@@ -107,16 +116,17 @@ def test_no_key_gives_a_clear_message(monkeypatch) -> None:
 
 
 def test_openai_chat_retries_rate_limits_and_server_errors_over_http() -> None:
-    script = [(429, "slow down"), (500, "oops"), (200, "Rating: 8"), (200, "no number at all")]
+    script = [(429, "slow down"), (500, "oops"), (200, "Rating: 8"), (200, "no number at all"), (200, "still none")]
     with ScriptedServer(script) as server:
         chat = OpenAIChat("test-model", base_url=server.url, api_key="k", backoff_s=0.01)
         ratings = rate_importance(chat, ["Ann got married"])
         assert ratings == [8]
         assert len(server.chat_requests) == 3
         assert server.chat_requests[0]["messages"][-1]["content"].startswith("On the scale of 1 to 10")
-        assert rate_importance(chat, ["Ann had tea"]) == [FALLBACK_IMPORTANCE]
+        assert rate_importance(chat, ["Ann had tea"]) == [FALLBACK_IMPORTANCE]  # retried once, then lost
+        assert server.chat_requests[-1]["messages"][-1]["content"].startswith("Your answer could not be read")
         usage = chat.usage.by_purpose["importance"]
-        assert usage.calls == 2 and usage.prompt_tokens == 22 and usage.completion_tokens == 4
+        assert usage.calls == 3 and usage.retried == 1 and usage.unusable == 1 and chat.usage.lost == 1
 
 
 def test_openai_retries_a_timeout() -> None:

@@ -136,12 +136,12 @@ class FlakyChat(OfflineChatModel):
         super().__init__()
         self.n = 0
 
-    def _generate_batch(self, batch, purpose, params):
+    def _generate(self, messages, purpose, params):
         if purpose == "importance":
             self.n += 1
             if self.n % 5 == 0:
                 raise MemstreamError("openai:m (importance) failed: RateLimitError: slow down")
-        return super()._generate_batch(batch, purpose, params)
+        return super()._generate(messages, purpose, params)
 
 
 def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
@@ -150,7 +150,9 @@ def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
     stream = MemoryStream(":memory:", HashEmbedder(64), chat=chat)
     sim = Simulation(town, town.residents[:6], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=1))
-    assert sim.model_failures > 0 and sim.agent_steps == 6 * 360
+    assert sim.agent_steps == 6 * 360
+    importance = chat.usage.by_purpose["importance"]
+    assert importance.failed > 0 and sim.model_failures == importance.failed  # each fallback counted once
 
 
 def test_run_replay_interview_cli(tmp_path: Path, capsys) -> None:

@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memstream.cli.common import (
+    endpoint_flags,
     model_flags,
     open_stream,
     parse_time_arg,
@@ -56,6 +57,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
+    endpoint_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
 
     p = sub.add_parser("replay", help="print a run's event log as a story")
@@ -70,6 +72,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("question")
     p.add_argument("-k", type=positive_int, default=10, help="memories to draw on")
     weight_flags(p, default="1,1,1,1")  # the paper's score, and the span a question names ("yesterday")
+    endpoint_flags(p)
 
     return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "replay": cmd_replay,
             "interview": cmd_interview}
@@ -147,13 +150,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
     if args.resume:
-        result = resume_run(Path(args.resume), hours=args.hours)
+        result = resume_run(Path(args.resume), hours=args.hours, timeout=args.timeout,
+                            concurrency=args.concurrency)
     else:
         start = parse_time_arg(args.start, "--start")
         try:
             config = RunConfig(town=args.town, agents=args.agents, start=start, hours=args.hours or 3.0,
                                step_seconds=args.step_seconds, llm=args.llm or "offline",
-                               embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls)
+                               embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls,
+                               timeout=args.timeout, concurrency=args.concurrency)
         except ValidationError as e:
             raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
         out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
@@ -163,6 +168,9 @@ def cmd_run(args: argparse.Namespace) -> int:
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
           f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
           f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
+    if m["model_failures"]:
+        print(f"{m['model_failures']} model answers were lost (unusable or failed; the offline rules stood in): "
+              + ", ".join(f"{p} {n}" for p, n in m["lost_by_purpose"].items()))
     print(f"run directory: {result.out}")
     said = [e for e in read_events(Path(result.out) / "events.jsonl") if "utterance" in e][:4]
     if said:
@@ -199,8 +207,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_interview(args: argparse.Namespace) -> int:
-    from memstream.models import CachedChatModel, make_chat_model
-    from memstream.sim import prompts
+    from memstream.models import CachedChatModel, make_chat_model, run_direct
+    from memstream.sim.interview import interview_stage
     from memstream.sim.run import read_run
     from memstream.stream import MemoryStream
 
@@ -210,13 +218,11 @@ def cmd_interview(args: argparse.Namespace) -> int:
     resident = next((r for r in town.residents if r.name == args.agent), None)
     if resident is None:
         raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
-    chat = CachedChatModel(make_chat_model(config.llm), out / "calls.db")
+    chat = CachedChatModel(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
+                                           concurrency=args.concurrency or config.concurrency), out / "calls.db")
     with MemoryStream(out / "streams.db", create=False) as stream:
-        recalls = stream.retrieve(args.agent, args.question, now=stream.latest_time(args.agent), k=args.k,
-                                  weights=weights, touch=False)
-    answer = chat.complete(prompts.interview_messages(resident.describe(), args.agent,
-                                                      prompts.memory_lines(recalls), args.question),
-                           purpose=prompts.INTERVIEW_PURPOSE)
-    print(f"{args.agent}: {answer}")
+        answer, _ = run_direct(interview_stage(stream, resident, args.question, stream.latest_time(args.agent),
+                                               k=args.k, weights=weights), chat)
+    chat.close()
+    print(f"{args.agent}: {answer or '(no usable answer from the model)'}")
     return 0
-

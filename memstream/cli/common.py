@@ -26,8 +26,27 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+    return value
+
+
+def endpoint_flags(p: argparse.ArgumentParser) -> None:
+    """How to talk to an OpenAI-compatible endpoint: a slow local server wants a long timeout."""
+    p.add_argument("--timeout", type=positive_float,
+                   help="seconds to wait for one model answer (default 60) [env MEMSTREAM_TIMEOUT]")
+    p.add_argument("--concurrency", type=positive_int,
+                   help="model requests in flight at once (default 8) [env MEMSTREAM_CONCURRENCY]")
+
+
 def model_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
+    endpoint_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL "
                    "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
 
@@ -61,7 +80,8 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
     from memstream.stream import MemoryStream
 
     embedder = make_embedder(args.embedder) if getattr(args, "embedder", None) else None
-    model = make_chat_model(getattr(args, "llm", None)) if chat else None
+    model = make_chat_model(getattr(args, "llm", None), timeout=getattr(args, "timeout", None),
+                            concurrency=getattr(args, "concurrency", None)) if chat else None
     return MemoryStream(path, embedder, chat=model, create=create)
 
 

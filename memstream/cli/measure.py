@@ -117,8 +117,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
     from memstream.eval.harness import EvalWeights
-    from memstream.eval.report import plot_recall, table
+    from memstream.eval.report import table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
+    from memstream.plots import check_output, recall, save
 
     try:
         ks = sorted({int(k) for k in args.k.split(",")})
@@ -151,6 +152,6 @@ def cmd_eval(args: argparse.Namespace) -> int:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
         print(f"wrote {args.json_out}")
     if args.plot:
-        print(f"wrote {plot_recall(results, args.plot)}")
+        print(f"wrote {save(recall(list(results)), check_output(args.plot))}")
     return 0
 

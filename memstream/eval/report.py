@@ -1,9 +1,8 @@
-"""Reading evaluation results: a table with retrievers as rows, and recall@k curves."""
+"""Reading evaluation results: a table with retrievers as rows (the recall@k plot is ``memstream.plots.recall``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 
@@ -25,10 +24,3 @@ def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
     if head.get("skipped"):
         lines.append("skipped: " + "; ".join(f"{v} {k}" for k, v in head["skipped"].items()))
     return "\n".join(lines)
-
-
-def plot_recall(results: Sequence[dict[str, Any]], out: str | Path) -> Path:
-    """recall_any@k against k, one line per retriever (PNG or SVG by extension)."""
-    from memstream.plots import check_output, recall, save
-
-    return save(recall(list(results)), check_output(out))

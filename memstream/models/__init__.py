@@ -21,6 +21,7 @@ from memstream.models.base import (
 from memstream.models.cache import CachedChatModel
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
 from memstream.models.offline import OfflineChatModel
+from memstream.models.request import Request, Stage, answer_all, concurrently, run_direct
 
 DEFAULT_LLM = "offline"
 #: MiniLM recalls more on LoCoMo (recall_any@10 0.557 vs 0.449 for WordLlama, relevance
@@ -29,14 +30,17 @@ DEFAULT_EMBEDDER = "minilm"
 EMBEDDER_NAMES = ("wordllama", "minilm", "hash", "hash:DIM", "openai:MODEL")
 
 
-def make_chat_model(spec: str | None = None) -> ChatModel:
+def make_chat_model(spec: str | None = None, *, timeout: float | None = None,
+                    concurrency: int | None = None) -> ChatModel:
+    """A chat model from its spec; ``timeout`` (seconds per answer) and ``concurrency`` (requests in
+    flight) apply to an endpoint, else MEMSTREAM_TIMEOUT and MEMSTREAM_CONCURRENCY, else 60 and 8."""
     spec = spec or os.environ.get("MEMSTREAM_LLM") or DEFAULT_LLM
     if spec == "offline":
         return OfflineChatModel()
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from memstream.models.openai_backend import OpenAIChat
 
-        return OpenAIChat(spec.removeprefix("openai:"))
+        return OpenAIChat(spec.removeprefix("openai:"), timeout=timeout, concurrency=concurrency)
     raise MemstreamError(f"unknown chat model {spec!r}; use 'offline' or 'openai:MODEL'")
 
 
@@ -61,5 +65,5 @@ def make_embedder(spec: str | None = None) -> Embedder:
 __all__ = [
     "CachedChatModel", "ChatModel", "Completion", "Embedder", "HashEmbedder", "Message",
     "MiniLMEmbedder", "OfflineChatModel", "Usage", "WordLlamaEmbedder", "make_chat_model",
-    "make_embedder", "parse_structured",
+    "make_embedder", "parse_structured", "Request", "Stage", "answer_all", "concurrently", "run_direct",
 ]

@@ -23,6 +23,9 @@ from memstream.errors import StructuredOutputError
 Message = dict[str, str]
 """An OpenAI-style chat message: ``{"role": "system"|"user"|"assistant", "content": ...}``."""
 
+Call = tuple[str, list[Message]]
+"""One question for a model: ``(purpose, messages)``."""
+
 Schema = TypeVar("Schema", bound=BaseModel)
 
 
@@ -44,13 +47,41 @@ class PurposeUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    retried: int = 0   # first answer unreadable, asked again with the parse error
+    unusable: int = 0  # unreadable twice: the answer was lost
+    failed: int = 0    # the call failed for good (after the back-end's own retries)
+
+    @property
+    def lost(self) -> int:
+        """Answers the stage did not get from the model (a fallback stood in)."""
+        return self.unusable + self.failed
+
+
+#: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
+PROBLEMS = ("retried", "unusable", "failed")
 
 
 @dataclass
 class Usage:
-    """Counters of model calls, tokens and latency, per purpose."""
+    """Counters of model calls, tokens, latency and lost answers, per purpose.
+
+    ``rounds`` counts sequential waits on the model (one per batch that reached it): with a
+    remote endpoint, rounds times its latency is the floor of a run's wall time.
+    """
 
     by_purpose: dict[str, PurposeUsage] = field(default_factory=dict)
+    rounds: int = 0
+
+    def count(self, purpose: str, problem: str) -> None:
+        """One answer that went wrong in the way ``problem`` (one of :data:`PROBLEMS`) names."""
+        if problem not in PROBLEMS:
+            raise ValueError(f"unknown problem {problem!r}; one of {PROBLEMS}")
+        u = self.by_purpose.setdefault(purpose, PurposeUsage())
+        setattr(u, problem, getattr(u, problem) + 1)
+
+    @property
+    def lost(self) -> int:
+        return sum(u.lost for u in self.by_purpose.values())
 
     def record(self, purpose: str, completion: Completion) -> None:
         u = self.by_purpose.setdefault(purpose, PurposeUsage())
@@ -72,7 +103,7 @@ class Usage:
         out: dict[str, PurposeUsage] = {}
         for purpose, u in self.by_purpose.items():
             total = out.setdefault(purpose.split(".")[0], PurposeUsage())
-            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s"):
+            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s", *PROBLEMS):
                 setattr(total, name, getattr(total, name) + getattr(u, name))
         return out
 
@@ -86,7 +117,9 @@ class ChatModel(ABC):
     """Messages in, text out. Subclasses implement :meth:`_generate`.
 
     ``purpose`` says what a call is for; it feeds the usage counters and lets the
-    offline stand-in model know which of memstream's prompts it is answering.
+    offline stand-in model know which of memstream's prompts it is answering. Stages do
+    not call these methods themselves: they yield :class:`~memstream.models.request.Request`
+    objects, and a runner answers them (see ``memstream.models.request``).
     """
 
     name: str = "chat"
@@ -98,25 +131,31 @@ class ChatModel(ABC):
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         """Answer one conversation."""
 
-    def _generate_batch(
-        self, batch: list[list[Message]], purpose: str, params: dict[str, Any]
-    ) -> list[Completion]:
-        """Answer many conversations; back-ends that can run them concurrently override this."""
-        return [self._generate(messages, purpose, params) for messages in batch]
+    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+        """Answer many conversations, of any purposes; back-ends that can run them concurrently override this."""
+        return [self._generate(messages, purpose, params) for purpose, messages in calls]
 
     def complete(self, messages: list[Message], *, purpose: str = "other", **params: Any) -> str:
-        return self.complete_batch([messages], purpose=purpose, **params)[0]
+        return self.complete_many([(purpose, messages)], **params)[0]
 
     def complete_batch(
         self, batch: Sequence[list[Message]], *, purpose: str = "other", **params: Any
     ) -> list[str]:
+        return self.complete_many([(purpose, messages) for messages in batch], **params)
+
+    def complete_many(self, calls: Sequence[Call], **params: Any) -> list[str]:
+        """Answer ``(purpose, messages)`` calls as one batch: one wait on the model, however many purposes."""
+        if not calls:
+            return []
         start = time.perf_counter()
-        completions = self._generate_batch(list(batch), purpose, params)
+        completions = self._generate_many(list(calls), params)
         elapsed = time.perf_counter() - start
-        for c in completions:
+        for (purpose, _), c in zip(calls, completions, strict=True):
             if not c.latency_s and not c.cached:
-                c.latency_s = elapsed / max(len(completions), 1)
+                c.latency_s = elapsed / len(completions)
             self.usage.record(purpose, c)
+        if any(not c.cached for c in completions):
+            self.usage.rounds += 1
         return [c.text for c in completions]
 
     def complete_structured(

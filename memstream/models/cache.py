@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel, Completion, Message
+from memstream.errors import ReplayMissError
+from memstream.models.base import Call, ChatModel, Completion, Message
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls(
@@ -61,26 +61,23 @@ class CachedChatModel(ChatModel):
             )
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
-        return self._generate_batch([messages], purpose, params)[0]
+        return self._generate_many([(purpose, messages)], params)[0]
 
-    def _generate_batch(
-        self, batch: list[list[Message]], purpose: str, params: dict[str, Any]
-    ) -> list[Completion]:
-        keys = [call_key(self.name, m, params) for m in batch]
+    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+        keys = [call_key(self.name, messages, params) for _, messages in calls]
         results: list[Completion | None] = [self._lookup(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing and self.mode == "replay":
-            raise MemstreamError(
-                f"{len(missing)} {purpose} call(s) are not in the replay cache; "
+            raise ReplayMissError(
+                f"{len(missing)} call(s) ({calls[missing[0]][0]}, ...) are not in the replay cache; "
                 "run in record mode to make them"
             )
         if missing:
             first = {keys[i]: i for i in reversed(missing)}  # ask each distinct question once
             unique = sorted(first.values())
-            fresh = dict(zip(unique, self.inner._generate_batch([batch[i] for i in unique], purpose, params),
-                             strict=True))
+            fresh = dict(zip(unique, self.inner._generate_many([calls[i] for i in unique], params), strict=True))
             for i in unique:
-                self._store(keys[i], purpose, fresh[i])
+                self._store(keys[i], calls[i][0], fresh[i])
             for i in missing:
                 source = fresh[first[keys[i]]]
                 results[i] = source if i in fresh else Completion(source.text, source.prompt_tokens,

@@ -1,9 +1,11 @@
 """The offline chat model: a deterministic, rule-based stand-in. It is not an LLM.
 
-It answers each of memstream's prompts (recognised by the call's ``purpose``)
-with simple rules, so that every stage runs end to end with no key and no
-network and the tests are deterministic. Its answers are plausible, not
-intelligent: importance comes from a lexicon of life events and routines.
+It answers each prompt by the rule registered for the call's ``purpose``, so that
+every stage runs end to end with no key and no network and the tests are
+deterministic. It knows no domain itself: the rules live beside the prompts they
+answer (``memstream/{stream,reflection,planning,sim}/offline.py``) and register
+here when their package is imported. A purpose with no rule gets an honest
+non-answer. The answers are plausible, not intelligent.
 """
 
 from __future__ import annotations
@@ -16,40 +18,17 @@ from memstream.models.base import ChatModel, Completion, Message, count_tokens
 
 Handler = Callable[[list[Message]], str]
 
-# Importance lexicon: the highest matching tier wins. Tier values follow the
-# paper's anchors: brushing teeth and making the bed are 1, a break-up or a
-# college acceptance is 10.
-_IMPORTANCE_TIERS: list[tuple[int, tuple[str, ...]]] = [
-    (9, ("died", "death", "funeral", "passed away", "married", "wedding", "divorce", "born",
-         "pregnan", "engaged", "proposed", "break up", "broke up", "breakup", "accepted into",
-         "acceptance", "cancer", "diagnos", "accident", "fired", "laid off", "arrested")),
-    (8, ("hospital", "emergency", "fire ", "on fire", "graduat", "promot", "new job", "hired",
-         "elect", "quit", "moved to", "moving to", "lost my", "stolen", "robbed", "injur")),
-    (7, ("party", "invit", "date with", "in love", "crush", "argument", "fight", "apolog",
-         "secret", "surprise", "award", "won ", "exam", "interview", "deadline", "news")),
-    (5, ("friend", "meet", "met ", "talk", "conversation", "plan", "project", "class",
-         "lecture", "research", "paint", "music", "book", "trip", "travel", "birthday",
-         "worried", "excited", "happy", "sad", "angry", "help")),
-    (3, ("work", "study", "shop", "cook", "coffee", "lunch", "dinner", "cafe", "walk",
-         "read", "write", "email", "call")),
-    (1, ("brush", "teeth", "making bed", "make the bed", "made the bed", "idle", "sleeping",
-         "asleep", "is off", "is on", "shower", "wash", "toilet", "nothing")),
-]
+RULES: dict[str, Handler] = {}
+"""Purpose -> rule: filled by the domain packages (``stream``, ``reflection``, ``planning``, ``sim``)."""
 
 
-def rate_poignancy(text: str) -> int:
-    """The offline importance rule: the highest lexicon tier that the text matches, else 2."""
-    lowered = f" {text.lower()} "
-    for value, cues in _IMPORTANCE_TIERS:
-        if any(cue in lowered for cue in cues):
-            return value
-    return 2
+def register_rules(rules: dict[str, Handler]) -> None:
+    """Teach the stand-in how to answer the prompts of a stage, keyed by purpose.
 
-
-def _importance(messages: list[Message]) -> str:
-    from memstream.stream.prompts import memory_text_of
-
-    return str(rate_poignancy(memory_text_of(messages)))
+    Each package that owns prompts registers its own rules when it is imported, so this
+    module knows no domain: a purpose is answered once the package that asks it exists.
+    """
+    RULES.update(rules)
 
 
 def _echo(messages: list[Message]) -> str:
@@ -71,17 +50,14 @@ class OfflineChatModel(ChatModel):
 
     def __init__(self) -> None:
         super().__init__()
-        from memstream.planning.offline import HANDLERS as planning
-        from memstream.reflection.offline import HANDLERS as reflection
-        from memstream.sim.offline import HANDLERS as sim
-
-        self.handlers: dict[str, Handler] = {"importance": _importance, **reflection, **planning, **sim}
+        self.handlers: dict[str, Handler] = {}  # this instance's own rules, ahead of the registry
 
     def register(self, purpose: str, handler: Handler) -> None:
-        """Teach the stand-in how to answer a new stage's prompt."""
+        """Teach this stand-in (only) how to answer a prompt."""
         self.handlers[purpose] = handler
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
-        text = self.handlers.get(purpose, _echo)(messages)
+        rule = self.handlers.get(purpose) or RULES.get(purpose, _echo)
+        text = rule(messages)
         prompt = sum(count_tokens(m["content"]) for m in messages)
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=count_tokens(text))

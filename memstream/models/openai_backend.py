@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import os
 import time
 from collections.abc import Awaitable, Callable, Coroutine
@@ -18,7 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel, Completion, Embedder, Message
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -87,8 +88,47 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coro).result()
 
 
+#: Seconds the client waits for one answer, and answers in flight at once; a slow local server
+#: (llama.cpp on a laptop) wants a longer timeout and fewer in flight, vLLM more in flight.
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_CONCURRENCY = 8
+
+
+def setting(value: float | None, variable: str, default: float, what: str) -> float:
+    """``value``, else the environment variable, else ``default``; a bad value is one clear error."""
+    if value is None:
+        raw = os.environ.get(variable)
+        if raw is None or not raw.strip():
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            raise MemstreamError(f"{variable}={raw!r} is not a number; set it to {what}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise MemstreamError(f"{what} must be a positive number, not {value!r}")
+    return value
+
+
+def completion_of(response: Any, started: float) -> Completion:
+    """The answer in a chat response, whatever shape the server gave it; MemstreamError if none."""
+    choices = getattr(response, "choices", None)
+    if not choices:
+        raise MemstreamError(f"the server answered with no choices ({str(response)[:80]!r})")
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    usage = getattr(response, "usage", None)
+    return Completion(text=content if isinstance(content, str) else "",
+                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+                      latency_s=time.perf_counter() - started)
+
+
 class OpenAIChat(ChatModel):
-    """Chat completions from an OpenAI-compatible endpoint; batches run concurrently."""
+    """Chat completions from an OpenAI-compatible endpoint; batches run concurrently.
+
+    Each request carries its purpose in an ``X-Memstream-Purpose`` header (servers ignore
+    it; a proxy or a test server can read it).
+    """
 
     def __init__(
         self,
@@ -96,63 +136,55 @@ class OpenAIChat(ChatModel):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         retries: int = 4,
         backoff_s: float = 0.5,
-        concurrency: int = 8,
+        concurrency: int | None = None,
     ) -> None:
         super().__init__()
         self.name = f"openai:{model}"
         self.model = model
         self.retries = retries
         self.backoff_s = backoff_s
-        self.concurrency = concurrency
+        timeout = setting(timeout, "MEMSTREAM_TIMEOUT", DEFAULT_TIMEOUT_S, "the timeout in seconds (--timeout)")
+        self.concurrency = int(setting(concurrency, "MEMSTREAM_CONCURRENCY", DEFAULT_CONCURRENCY,
+                                       "the number of requests in flight (--concurrency)"))
+        self.timeout = timeout
         self._client = _client(base_url, api_key, timeout)
         self._settings = (base_url, api_key, timeout)
 
+    def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
+        return {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
+                **params}
+
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         start = time.perf_counter()
-        response = with_retries(
-            lambda: self._client.chat.completions.create(
-                model=self.model, messages=messages, **params  # type: ignore[arg-type]
-            ),
-            retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})",
-        )
-        usage = response.usage
-        return Completion(
-            text=response.choices[0].message.content or "",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-            latency_s=time.perf_counter() - start,
-        )
+        response = with_retries(lambda: self._client.chat.completions.create(**self._request(purpose, messages,
+                                                                                              params)),
+                                retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
+        return completion_of(response, start)
 
-    def _generate_batch(
-        self, batch: list[list[Message]], purpose: str, params: dict[str, Any]
-    ) -> list[Completion]:
+    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         """A batch is issued concurrently (asyncio, at most ``concurrency`` requests in flight), so a
         serving engine such as vLLM can batch it; answers come back in order."""
-        if len(batch) <= 1:
-            return [self._generate(m, purpose, params) for m in batch]
-        return run_coroutine(self._abatch(batch, purpose, params))
+        if len(calls) <= 1:
+            return [self._generate(messages, purpose, params) for purpose, messages in calls]
+        return run_coroutine(self._abatch(calls, params))
 
-    async def _abatch(self, batch: list[list[Message]], purpose: str, params: dict[str, Any]) -> list[Completion]:
+    async def _abatch(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         client = _client(*self._settings, asynchronous=True)
         limit = asyncio.Semaphore(self.concurrency)
 
-        async def one(messages: list[Message]) -> Completion:
+        async def one(purpose: str, messages: list[Message]) -> Completion:
             async with limit:
                 start = time.perf_counter()
                 response = await with_retries_async(
-                    lambda: client.chat.completions.create(model=self.model, messages=messages, **params),
+                    lambda: client.chat.completions.create(**self._request(purpose, messages, params)),
                     retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
-                usage = response.usage
-                return Completion(text=response.choices[0].message.content or "",
-                                  prompt_tokens=usage.prompt_tokens if usage else 0,
-                                  completion_tokens=usage.completion_tokens if usage else 0,
-                                  latency_s=time.perf_counter() - start)
+                return completion_of(response, start)
 
         try:
-            return list(await asyncio.gather(*(one(m) for m in batch)))
+            return list(await asyncio.gather(*(one(p, m) for p, m in calls)))
         finally:
             await client.close()
 
@@ -162,13 +194,14 @@ class OpenAIEmbedder(Embedder):
 
     def __init__(
         self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-        timeout: float = 60.0, retries: int = 4, backoff_s: float = 0.5, batch_size: int = 256,
+        timeout: float | None = None, retries: int = 4, backoff_s: float = 0.5, batch_size: int = 256,
     ) -> None:
         self.name = f"openai:{model}"
         self.model = model
         self.retries = retries
         self.backoff_s = backoff_s
         self.batch_size = batch_size
+        timeout = setting(timeout, "MEMSTREAM_TIMEOUT", DEFAULT_TIMEOUT_S, "the timeout in seconds (--timeout)")
         self._client = _client(base_url, api_key, timeout)
         self.dim = int(self._embed(["dimension probe"]).shape[1])
 

@@ -1,17 +1,22 @@
 """Planning: day plans in broad strokes, hour blocks, lazily decomposed 5-15 minute actions."""
 
+from memstream.planning import offline as _offline_rules  # noqa: F401 - registers the planning rules
 from memstream.planning.identity import Identity, RoutineItem, load_identity
 from memstream.planning.plan import Action, Block, DayPlan, Stroke
 from memstream.planning.planner import (
     ReactDecision,
     current_plan,
     decompose,
+    decompose_stage,
     plan_day,
+    plan_day_stage,
     react,
-    react_prompt,
+    react_stage,
     replan,
+    replan_stage,
     start_of_day,
 )
 
 __all__ = ["Action", "Block", "DayPlan", "Identity", "ReactDecision", "RoutineItem", "Stroke", "current_plan",
-           "decompose", "load_identity", "plan_day", "react", "react_prompt", "replan", "start_of_day"]
+           "decompose", "decompose_stage", "load_identity", "plan_day", "plan_day_stage", "react", "react_stage",
+           "replan", "replan_stage", "start_of_day"]

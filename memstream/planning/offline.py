@@ -11,9 +11,10 @@ import json
 import re
 
 from memstream.models.base import Message
-from memstream.models.offline import rate_poignancy
+from memstream.models.offline import register_rules
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
+from memstream.stream.offline import rate_poignancy
 
 _WAKE = re.compile(r"Usually wakes at (\d\d:\d\d) and goes to bed at (\d\d:\d\d); lives at (.+)")
 _JOB = re.compile(r"Occupation: (.+?)(?: at (.+))?$", re.M)
@@ -98,5 +99,5 @@ def answer_react(messages: list[Message]) -> str:
     return json.dumps({"react": False, "reaction": ""})
 
 
-HANDLERS = {prompts.DAY_PURPOSE: answer_day, prompts.HOURS_PURPOSE: answer_hours,
-            prompts.ACTIONS_PURPOSE: answer_actions, prompts.REACT_PURPOSE: answer_react}
+register_rules({prompts.DAY_PURPOSE: answer_day, prompts.HOURS_PURPOSE: answer_hours,
+            prompts.ACTIONS_PURPOSE: answer_actions, prompts.REACT_PURPOSE: answer_react})

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memstream.errors import MemstreamError
-from memstream.models.ask import ask
 from memstream.models.base import ChatModel
+from memstream.models.request import Request, Stage, run_direct
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
-from memstream.planning.parse import parse_actions, parse_hours, parse_reaction, parse_strokes
+from memstream.planning.parse import StrokeIn, parse_actions, parse_hours, parse_reaction, parse_strokes
 from memstream.planning.plan import SLEEPING, Action, Block, DayPlan, Stroke, fit_actions
-from memstream.stream import PLAN, MemoryStream, new_memory, rate_importance
+from memstream.stream import PLAN, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import require_aware
 
 YESTERDAY_K = 5
@@ -53,20 +53,21 @@ def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
     return "; ".join(r.memory.text for r in recalls) or "nothing is remembered yet"
 
 
-def _write(stream: MemoryStream, chat: ChatModel, owner: str, text: str, at: datetime, metadata: dict,
-           cites: tuple[int, ...] = ()) -> int:
-    importance = rate_importance(chat, [text])[0]
+def _write(stream: MemoryStream, owner: str, text: str, at: datetime, metadata: dict,
+           cites: tuple[int, ...] = ()) -> Stage[int]:
+    """Write a plan memory (its importance rated by the model); its id."""
+    importance = (yield from importance_stage([text]))[0]
     memory = stream.extend([new_memory(owner=owner, text=text, kind=PLAN, created_at=at, importance=importance,
                                        cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})])
     return memory[0].id
 
 
-def _blocks(identity: Identity, chat: ChatModel, day: datetime, strokes: list[Stroke], start: datetime,
-            extra: str = "") -> list[Block]:
+def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
+            extra: str = "") -> Stage[list[Block]]:
     """Hour blocks from ``start`` to midnight; an hour the model leaves out keeps the stroke in force."""
     listing = "\n".join(f"{s.time} {s.activity} ({s.location})" for s in strokes) + extra
-    hours = ask(chat, prompts.hours_messages(identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing,
-                                             f"{start:%H:%M}"), parse_hours, prompts.HOURS_PURPOSE) or []
+    hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing, f"{start:%H:%M}"), parse_hours)) or []
     by_hour = {h.hour: h for h in hours}
     blocks, t = [], start
     while t < day + timedelta(days=1):
@@ -87,54 +88,51 @@ def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:
     return current[-1] if current else Stroke(hhmm, SLEEPING, identity.home)
 
 
-def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime) -> Stage[DayPlan]:
     """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream."""
-    chat = _chat(stream, chat)
     day = start_of_day(day)
-    answer = ask(chat, prompts.day_messages(identity.describe(), identity.name, f"{day:%A %d %B %Y}",
-                                            _yesterday(stream, identity, day)), parse_strokes, prompts.DAY_PURPOSE)
-    if not answer:
-        answer = [_stroke_in(r) for r in identity.routine] or [_stroke_in_default(identity)]
+    answer = yield Request(prompts.DAY_PURPOSE, prompts.day_messages(
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, day)), parse_strokes)
+    if not answer:  # no usable plan from the model: the identity's own routine
+        answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
+            StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)]
     strokes = [Stroke(s.time, s.activity.strip(), s.location.strip() or identity.home)
                for s in answer[: prompts.MAX_STROKES]]
-    plan = DayPlan(identity.name, day, strokes, _blocks(identity, chat, day, strokes, day))
-    plan.memory_id = _write(stream, chat, identity.name, plan.summary(), day,
-                            {"plan": plan.to_dict(), "identity": identity.model_dump()})
+    plan = DayPlan(identity.name, day, strokes, (yield from _blocks(identity, day, strokes, day)))
+    plan.memory_id = yield from _write(stream, identity.name, plan.summary(), day,
+                                       {"plan": plan.to_dict(), "identity": identity.model_dump()})
     return plan
 
 
-def _stroke_in(r):  # noqa: ANN001, ANN202 - RoutineItem -> StrokeIn
-    from memstream.planning.parse import StrokeIn
-
-    return StrokeIn(time=r.time, activity=r.activity, location=r.location)
-
-
-def _stroke_in_default(identity: Identity):  # noqa: ANN202
-    from memstream.planning.parse import StrokeIn
-
-    return StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)
+def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+    """:func:`plan_day_stage`, answered at once (by ``chat``, else the stream's model)."""
+    return run_direct(plan_day_stage(stream, identity, day), _chat(stream, chat))
 
 
-def decompose(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime, *,
-              chat: ChatModel | None = None) -> Block:
+def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime) -> Stage[Block]:
     """Decompose the block under way at ``t`` into 5-15 minute actions, once."""
     block = plan.block_at(t)
     if block.actions:
         return block
-    chat = _chat(stream, chat)
-    proposed = ask(chat, prompts.actions_messages(identity.describe(), identity.name, f"{block.start:%H:%M}",
-                                                  f"{block.end:%H:%M}", block.minutes, block.activity,
-                                                  block.location), parse_actions, prompts.ACTIONS_PURPOSE) or []
+    proposed = (yield Request(prompts.ACTIONS_PURPOSE, prompts.actions_messages(
+        identity.describe(), identity.name, f"{block.start:%H:%M}", f"{block.end:%H:%M}", block.minutes,
+        block.activity, block.location), parse_actions)) or []
     block.actions = fit_actions(block, [(a.minutes, a.activity, a.location) for a in proposed])
     text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
         f"{a.activity} ({a.minutes} min)" for a in block.actions)
     cites = (plan.memory_id,) if plan.memory_id else ()
-    _write(stream, chat, identity.name, text, block.start,
-           {"decomposition": {"plan": plan.memory_id, "block_start": block.start.isoformat(),
-                              "actions": [{"start": a.start.isoformat(), "minutes": a.minutes,
-                                           "activity": a.activity, "location": a.location}
-                                          for a in block.actions]}}, cites)
+    yield from _write(stream, identity.name, text, block.start,
+                      {"decomposition": {"plan": plan.memory_id, "block_start": block.start.isoformat(),
+                                         "actions": [{"start": a.start.isoformat(), "minutes": a.minutes,
+                                                      "activity": a.activity, "location": a.location}
+                                                     for a in block.actions]}}, cites)
     return block
+
+
+def decompose(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime, *,
+              chat: ChatModel | None = None) -> Block:
+    """:func:`decompose_stage`, answered at once."""
+    return run_direct(decompose_stage(stream, identity, plan, t), _chat(stream, chat))
 
 
 @dataclass
@@ -169,35 +167,34 @@ def current_plan(stream: MemoryStream, owner: str, at: datetime) -> tuple[DayPla
     return plan, identity
 
 
-def react_prompt(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, now: datetime):  # noqa: ANN201
-    """The messages asking whether ``observation`` warrants a change (for batching by a caller)."""
+def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str,
+                now: datetime) -> Stage[ReactDecision]:
+    """Decide whether ``observation`` changes ``plan``; if it does, replan the rest of the day from ``now``."""
+    now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
     action = plan.action_at(now) or plan.block_at(now)
     memories = "\n".join(f"- {r.memory.text}" for r in stream.retrieve(identity.name, observation, now=now, k=5))
-    return prompts.react_messages(identity.describe(), identity.name, f"{now:%H:%M}", action.activity,
-                                  observation, memories)
+    decision = yield Request(prompts.REACT_PURPOSE, prompts.react_messages(
+        identity.describe(), identity.name, f"{now:%H:%M}", action.activity, observation, memories), parse_reaction)
+    if decision is None or not decision.react:
+        return ReactDecision(False, "", plan)
+    return ReactDecision(True, decision.reaction,
+                         (yield from replan_stage(stream, plan, identity, observation, decision.reaction, now)))
 
 
 def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
           chat: ChatModel | None = None) -> ReactDecision:
-    """Decide whether ``observation`` changes the plan; if it does, replan the rest of the day from ``now``."""
+    """:func:`react_stage` on the owner's current plan (read back from the stream), answered at once."""
     chat = _chat(stream, chat)
-    now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
-    plan, identity = current_plan(stream, owner, now)
-    decision = ask(chat, react_prompt(stream, plan, identity, observation, now), parse_reaction,
-                   prompts.REACT_PURPOSE)
-    if decision is None or not decision.react:
-        return ReactDecision(False, "", plan)
-    return ReactDecision(True, decision.reaction, replan(stream, plan, identity, observation, decision.reaction,
-                                                         now, chat=chat))
+    plan, identity = current_plan(stream, owner, require_aware(now, "now"))
+    return run_direct(react_stage(stream, plan, identity, observation, now), chat)
 
 
-def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
-           now: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
+                 now: datetime) -> Stage[DayPlan]:
     """The rest of the day from ``now`` planned again around ``reaction``; the past stays as it was.
 
     Written as a new plan memory citing the plan it supersedes (the stream is append-only).
     """
-    chat = _chat(stream, chat)
     now = require_aware(now, "now").replace(second=0, microsecond=0)
     kept = []
     for block in plan.blocks:
@@ -212,12 +209,19 @@ def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation:
                                       done[-1].activity, done[-1].location)
                 kept.append(Block(block.start, minutes, block.activity, block.location, done))
     extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {reaction}"
-    fresh = _blocks(identity, chat, plan.day, plan.strokes, now, extra)
+    fresh = yield from _blocks(identity, plan.day, plan.strokes, now, extra)
     if fresh and reaction:
         fresh[0].activity = reaction
     new = DayPlan(identity.name, plan.day, plan.strokes, kept + fresh)
-    new.memory_id = _write(stream, chat, identity.name, f"At {now:%H:%M} {identity.name} changed plans: {reaction}",
-                           now, {"plan": new.to_dict(), "identity": identity.model_dump(),
-                                 "supersedes": plan.memory_id, "reaction_to": observation},
-                           (plan.memory_id,) if plan.memory_id else ())
+    new.memory_id = yield from _write(stream, identity.name, f"At {now:%H:%M} {identity.name} changed plans: "
+                                      f"{reaction}", now,
+                                      {"plan": new.to_dict(), "identity": identity.model_dump(),
+                                       "supersedes": plan.memory_id, "reaction_to": observation},
+                                      (plan.memory_id,) if plan.memory_id else ())
     return new
+
+
+def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
+           now: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+    """:func:`replan_stage`, answered at once."""
+    return run_direct(replan_stage(stream, plan, identity, observation, reaction, now), _chat(stream, chat))

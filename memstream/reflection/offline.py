@@ -11,6 +11,7 @@ import json
 import re
 
 from memstream.models.base import Message
+from memstream.models.offline import register_rules
 from memstream.offline_text import content_words, frequent, names
 from memstream.reflection import prompts
 
@@ -59,4 +60,4 @@ def answer_insights(messages: list[Message]) -> str:
     return json.dumps({"insights": insights})
 
 
-HANDLERS = {prompts.QUESTIONS_PURPOSE: answer_questions, prompts.INSIGHTS_PURPOSE: answer_insights}
+register_rules({prompts.QUESTIONS_PURPOSE: answer_questions, prompts.INSIGHTS_PURPOSE: answer_insights})

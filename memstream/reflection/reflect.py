@@ -19,11 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memstream.models.ask import ask
 from memstream.models.base import ChatModel
+from memstream.models.request import Request, Stage, run_direct
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
-from memstream.stream import OBSERVATION, REFLECTION, Memory, MemoryStream, new_memory, rate_importance
+from memstream.stream import OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
 
 THRESHOLD = 150
 RECENT = 100
@@ -73,48 +73,61 @@ def accumulated_importance(stream: MemoryStream, owner: str) -> int:
     return stream.store.importance_since(owner, TRIGGER_KINDS, through)
 
 
-def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
-                  threshold: int = THRESHOLD) -> ReflectionResult | None:
-    """Reflect if the trigger has fired; otherwise None."""
+def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime,
+                        threshold: int = THRESHOLD) -> Stage[ReflectionResult | None]:
+    """Reflect if the trigger has fired; otherwise None (and no request)."""
     if accumulated_importance(stream, owner) < threshold:
         return None
-    return reflect(stream, owner, now, chat=chat)
+    return (yield from reflect_stage(stream, owner, now))
+
+
+def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
+                  threshold: int = THRESHOLD) -> ReflectionResult | None:
+    """:func:`maybe_reflect_stage`, answered at once."""
+    return run_direct(maybe_reflect_stage(stream, owner, now, threshold), _chat(stream, chat))
 
 
 def _depth(memory: Memory) -> int:
     return int(memory.metadata.get("depth", 0))
 
 
-def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
-            evidence_k: int = EVIDENCE_K) -> ReflectionResult:
-    """Run one reflection for ``owner`` at simulated time ``now`` and write its insights."""
+def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
     chat = chat or stream.chat
     if chat is None:
         raise ValueError("reflection needs a chat model (MemoryStream(chat=...) or chat=...)")
+    return chat
+
+
+def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
+                  evidence_k: int = EVIDENCE_K) -> Stage[ReflectionResult]:
+    """One reflection for ``owner`` at simulated time ``now``: questions, then every question's insights
+    asked together, then their importance; the insights are written with their citations."""
     result = ReflectionResult(owner, now)
     recent = stream.recent(owner, RECENT)
     through = stream.store.last_id(owner)
-    questions = ask(chat, prompts.questions_messages([m.text for m in recent]), parse_questions,
-                     prompts.QUESTIONS_PURPOSE, result.skipped) or []
-    result.questions = questions[: prompts.N_QUESTIONS]
+    asked = Request(prompts.QUESTIONS_PURPOSE, prompts.questions_messages([m.text for m in recent]), parse_questions)
+    result.questions = ((yield asked) or [])[: prompts.N_QUESTIONS]
+    _note_problem(result, asked)
+    evidence = {q: [r.memory for r in stream.retrieve(owner, q, now=now, k=evidence_k)] for q in result.questions}
+    requests = [Request(prompts.INSIGHTS_PURPOSE, prompts.insights_messages(owner, [m.text for m in evidence[q]]),
+                        parse_insights) for q in result.questions]
+    answers = (yield requests) if requests else []
     pending: list[tuple[Insight, list[Memory], str]] = []
     seen: set[str] = set()
-    for question in result.questions:
-        evidence = [r.memory for r in stream.retrieve(owner, question, now=now, k=evidence_k)]
-        insights = ask(chat, prompts.insights_messages(owner, [m.text for m in evidence]), parse_insights,
-                        prompts.INSIGHTS_PURPOSE, result.skipped) or []
-        for insight in insights[: prompts.N_INSIGHTS]:
-            reason = _citation_problem(insight, len(evidence))
+    for question, request, insights in zip(result.questions, requests, answers, strict=True):
+        _note_problem(result, request)
+        for insight in (insights or [])[: prompts.N_INSIGHTS]:
+            reason = _citation_problem(insight, len(evidence[question]))
             if not reason and insight.insight.strip().lower() in seen:
                 reason = "repeats an insight of this reflection"
             if reason:
                 result.dropped.append(DroppedInsight(question, insight.insight, reason))
             else:
-                cited = [evidence[n - 1] for n in dict.fromkeys(insight.because)]
+                cited = [evidence[question][n - 1] for n in dict.fromkeys(insight.because)]
                 pending.append((insight, cited, question))
                 seen.add(insight.insight.strip().lower())
     if pending:
-        ratings = rate_importance(chat, [i.insight for i, _, _ in pending])
+        ratings = yield from importance_stage([i.insight for i, _, _ in pending])
         items = [new_memory(owner=owner, text=i.insight, kind=REFLECTION, created_at=now, importance=imp,
                             cites=tuple(m.id for m in cited),
                             metadata={"depth": 1 + max(_depth(m) for m in cited), "question": q,
@@ -125,6 +138,17 @@ def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel 
                                                   memory.metadata["depth"], q))
     stream.store.set_meta({_trigger_key(owner): str(through)})
     return result
+
+
+def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
+            evidence_k: int = EVIDENCE_K) -> ReflectionResult:
+    """:func:`reflect_stage`, answered at once (by ``chat``, else the stream's model)."""
+    return run_direct(reflect_stage(stream, owner, now, evidence_k), _chat(stream, chat))
+
+
+def _note_problem(result: ReflectionResult, request: Request) -> None:
+    if request.problem:
+        result.skipped.append(request.problem)
 
 
 def _citation_problem(insight: Insight, n_evidence: int) -> str | None:

@@ -40,7 +40,7 @@ class Agent:
     cooldown: dict[str, float] = field(default_factory=dict)  # other -> no new conversation before (epoch s)
     next_chat_s: float = 0.0                          # no conversation offered before this (epoch s)
     next_react_s: float = 0.0                         # no re-planning before this (epoch s)
-    accumulated: int = 0                              # importance perceived since the last reflection
+    perceived_since_check: bool = False               # wrote observations since the reflection trigger was read
     perceived: tuple[int, ...] = ()                   # versions of the nearby places at the last look
 
     @property
@@ -51,7 +51,8 @@ class Agent:
         return {"name": self.name, "location": self.location, "route": self.route, "progress": self.progress,
                 "plan": self.plan.to_dict() if self.plan else None, "activity": self.activity,
                 "block_activity": self.block_activity, "seen": self.seen, "cooldown": self.cooldown,
-                "next_chat_s": self.next_chat_s, "next_react_s": self.next_react_s, "accumulated": self.accumulated,
+                "next_chat_s": self.next_chat_s, "next_react_s": self.next_react_s,
+                "perceived_since_check": self.perceived_since_check,
                 "perceived": list(self.perceived)}
 
     def set_state(self, state: dict[str, Any]) -> None:
@@ -60,5 +61,5 @@ class Agent:
         self.activity, self.block_activity = state["activity"], state["block_activity"]
         self.seen, self.cooldown = dict(state["seen"]), dict(state["cooldown"])
         self.next_chat_s, self.next_react_s = state["next_chat_s"], state["next_react_s"]
-        self.accumulated = state["accumulated"]
+        self.perceived_since_check = state["perceived_since_check"]
         self.perceived = tuple(state["perceived"])

@@ -1,19 +1,23 @@
-"""The simulation: a simpy clock, one process per agent, model calls batched per step.
+"""The simulation: a simpy clock, one process per agent, every model question batched per step.
 
-Each step (10 simulated seconds by default) every agent process wakes, and, in
-order: makes its day plan at wake-up, takes the action its plan gives for now
-(decomposing the hour block it enters), walks toward the action's place,
-perceives what is near (other agents and object states, at most ``ATTENTION``
-new things a step; an observation identical to the one it holds for the same
-thing is not written again), decides whether a poignant observation warrants
-re-planning, talks with a co-located agent, and reflects when its trigger fires.
+Each step (10 simulated seconds by default) every agent process wakes and goes
+through its sub-steps (:meth:`Simulation._step`): reflect if its trigger fired,
+make its day plan at wake-up, take the action its plan gives for now (decomposing
+the hour block it enters) and walk toward the action's place, perceive what is
+near (other agents and object states, at most ``ATTENTION`` new things a step; an
+observation identical to the one it holds for the same thing is not written
+again) and consider re-planning on a poignant one, and talk with a co-located
+agent.
 
-What an agent needs from the model it *asks*: the agent process yields, a world
-process that runs after all agents at the same simulated time answers every
-question of the step in one batch per purpose (a back-end runs them
-concurrently), writes all new memories in one transaction (one embedding batch
-across agents), and resumes the agents in a fixed order. Plans, decompositions
-and reflections, a few per agent per day, call the model directly.
+Every stage that needs the model (importance, plans, decompositions, reactions,
+reflections, conversation turns and summaries) is a generator of requests
+(:mod:`memstream.models.request`): the agent process yields what its stage asks,
+and a world process that runs after every agent at the same simulated time
+answers all agents' questions of that round in one batch (a back-end runs it
+concurrently), with one retry batch and a per-request fallback to the offline
+rules, then writes the round's new memories in one transaction (one embedding
+batch) and resumes the agents in a fixed order. Sub-steps that do not depend on
+each other run side by side, so their questions share rounds.
 
 The run is deterministic: agents act in name order, answers go to whoever
 asked, and nothing reads the wall clock.
@@ -21,7 +25,6 @@ asked, and nothing reads the wall clock.
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import Callable, Generator
 from datetime import datetime
@@ -29,26 +32,18 @@ from typing import Any
 
 import simpy
 
-from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel, Message
+from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
+from memstream.models.request import Stage, answer_all, concurrently
 from memstream.offline_text import gerund
-from memstream.planning import decompose, plan_day, react_prompt, replan
-from memstream.planning import prompts as planning_prompts
-from memstream.planning.parse import parse_reaction
-from memstream.reflection import reflect
-from memstream.reflection.reflect import THRESHOLD
-from memstream.sim.agent import SLEEPING, Agent, Conversation
-from memstream.sim.ask import Ask
+from memstream.planning import decompose_stage, plan_day_stage, react_stage
+from memstream.reflection import maybe_reflect_stage
+from memstream.sim.agent import SLEEPING, Agent
 from memstream.sim.conversation import Conversations
 from memstream.sim.events import EventLog
 from memstream.sim.world import Map, Resident, Town
-from memstream.stream import OBSERVATION, MemoryStream, new_memory, rate_importance
-from memstream.stream.importance import FALLBACK_IMPORTANCE, parse_importance
-from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
+from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import from_epoch, to_epoch
-
-log = logging.getLogger(__name__)
 
 #: New things an agent takes in per step (the reference implementation's attention bandwidth).
 ATTENTION = 3
@@ -60,7 +55,7 @@ AFTER_AGENTS = 2             # simpy priority: later than every agent event at t
 IDENTITY = "identity"  # the kind of the memories an agent starts with
 
 
-class Simulation(Conversations):
+class Simulation:
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10) -> None:
         self.town, self.map, self.stream, self.chat, self.events = town, Map(town), stream, chat, events
@@ -71,14 +66,13 @@ class Simulation(Conversations):
         self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
         self._index_locations()
         self.env = simpy.Environment(initial_time=to_epoch(start))
-        self.conversations: dict[str, Conversation] = {}  # agent -> its conversation
+        self.talk = Conversations(self.agents, stream, events, self.write, self._occupants)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
         self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
         self.nearby = {b: sorted(o for o in self.map.buildings if self.map.area_of[o] == self.map.area_of[b]
                                  and self.map.distance(b, o) <= town.vision_radius) for b in self.map.buildings}
         self.agent_steps = 0
-        self.model_failures = 0
-        self._pending: list[tuple[str, Ask]] = []
+        self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
         self._answers: dict[str, Any] = {}
         self._writes: list[Any] = []
         self._round = self.env.event()
@@ -87,21 +81,22 @@ class Simulation(Conversations):
         self.last_tick = self.env.now
         self.on_tick: Callable[[Simulation], bool] | None = None  # return True to stop
 
+    @property
+    def model_failures(self) -> int:
+        """Answers lost so far (unusable twice or failed for good; the offline rules stood in)."""
+        return self.chat.usage.lost
+
     # -- state ---------------------------------------------------------------------------------
 
     def get_state(self) -> dict[str, Any]:
         return {"time": self.last_tick, "agents": [self.agents[n].get_state() for n in self.order],
-                "conversations": [{"a": c.a, "b": c.b, "turns": c.turns, "next": c.next_speaker, "place": c.place}
-                                  for c in {id(c): c for c in self.conversations.values()}.values()],
-                "objects": self.objects, "versions": dict(self.versions), "agent_steps": self.agent_steps}
+                "conversations": self.talk.get_state(), "objects": self.objects, "versions": dict(self.versions),
+                "agent_steps": self.agent_steps}
 
     def set_state(self, state: dict[str, Any]) -> None:
         for s in state["agents"]:
             self.agents[s["name"]].set_state(s)
-        self.conversations = {}
-        for c in state["conversations"]:
-            conv = Conversation(c["a"], c["b"], [tuple(t) for t in c["turns"]], c["next"], c["place"])
-            self.conversations[conv.a] = self.conversations[conv.b] = conv
+        self.talk.set_state(state["conversations"])
         self.objects, self.versions = dict(state["objects"]), defaultdict(int, state["versions"])
         self.agent_steps = state["agent_steps"]
         self._index_locations()
@@ -114,15 +109,16 @@ class Simulation(Conversations):
     def seed_memories(self) -> None:
         """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
         now = self.now()
-        for name in self.order:
-            r = self.agents[name].resident
-            facts = ([f"{name}'s current situation: {r.situation}"] if r.situation else []) + [
-                f"{name} knows {other}: {how}" for other, how in sorted(r.relationships.items())]
-            if facts:
-                ratings = rate_importance(self.chat, facts)
-                for text, imp in zip(facts, ratings, strict=True):
-                    self.write(name, text, IDENTITY, imp, now)
+        facts = [(name, text) for name in self.order for text in self._identity_facts(self.agents[name].resident)]
+        ratings = self._answer_now(importance_stage([text for _, text in facts]))
+        for (name, text), importance in zip(facts, ratings, strict=True):
+            self.write(name, text, IDENTITY, importance, now)
         self._flush()
+
+    @staticmethod
+    def _identity_facts(r: Resident) -> list[str]:
+        return ([f"{r.name}'s current situation: {r.situation}"] if r.situation else []) + [
+            f"{r.name} knows {other}: {how}" for other, how in sorted(r.relationships.items())]
 
     # -- the clock -------------------------------------------------------------------------------
 
@@ -148,20 +144,22 @@ class Simulation(Conversations):
         return event
 
     def _agent_process(self, agent: Agent) -> Generator[simpy.Event, Any, None]:
+        """Each step, drive the agent's sub-steps; whatever they ask waits for the world's round."""
         while True:
             yield self.env.timeout(self.step_s)
-            thinking = self._step(agent, from_epoch(self.env.now).astimezone(self.tz))
+            step = self._step(agent, from_epoch(self.env.now).astimezone(self.tz))
             answer = None
             while True:
                 try:
-                    ask = thinking.send(answer)
+                    asked = step.send(answer)
                 except StopIteration:
                     break
-                self._pending.append((agent.name, ask))
+                self._pending.append((agent.name, asked))
                 yield self._round
                 answer = self._answers.pop(agent.name)
 
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
+        """After the agents at each step: answer their questions round by round, write, tick."""
         while True:
             yield self._after_agents(self.step_s)
             self.last_tick = self.env.now
@@ -178,53 +176,25 @@ class Simulation(Conversations):
                 raise simpy.core.StopSimulation(None)
 
     def _answer_round(self) -> None:
-        """Every pending question of this round, one batch per purpose, in agent order."""
+        """Every question pending in this round, all agents and purposes in one batch, in agent order."""
         pending = sorted(self._pending, key=lambda p: p[0])
         self._pending = []
-        by_purpose: dict[str, list[tuple[str, Ask]]] = defaultdict(list)
-        for name, ask in pending:
-            by_purpose[ask.purpose].append((name, ask))
-        for purpose in sorted(by_purpose):
-            asks = by_purpose[purpose]
-            flat = [m for _, ask in asks for m in ask.batch]
-            texts = self._complete(flat, purpose)
-            i = 0
-            for name, ask in asks:
-                answers = []
-                for text in texts[i:i + len(ask.batch)]:
-                    try:
-                        answers.append(ask.parse(text) if text is not None else None)
-                    except MemstreamError as e:  # unparseable: the agent's fallback handles None
-                        log.warning("%s: unusable %s answer (%s); falling back", name, purpose, e)
-                        self.model_failures += 1
-                        answers.append(None)
-                i += len(ask.batch)
-                self._answers[name] = answers
+        flat = [r for _, asked in pending for r in (asked if isinstance(asked, list) else [asked])]
+        answers = iter(answer_all(self.chat, flat, fallback=self._fallback))
+        for name, asked in pending:
+            self._answers[name] = [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
 
-    def _complete(self, batch: list[list[Message]], purpose: str) -> list[str | None]:
-        try:
-            return list(self.chat.complete_batch(batch, purpose=purpose, temperature=0.0))
-        except MemstreamError as e:  # the back-end already retried; one by one, then give up per call
-            log.warning("%s batch failed (%s); retrying one by one", purpose, e)
-            out: list[str | None] = []
-            for messages in batch:
-                try:
-                    out.append(self.chat.complete(messages, purpose=purpose, temperature=0.0))
-                except MemstreamError as e2:
-                    log.warning("%s call failed (%s); falling back", purpose, e2)
-                    self.model_failures += 1
-                    out.append(None)
-            return out
-
-    def _stage(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run a planning or reflection stage; if the model fails for good, the offline rules stand in."""
-        self._flush()
-        try:
-            return fn(*args, chat=self.chat)
-        except MemstreamError as e:
-            log.warning("%s failed (%s); using the offline stand-in for this step", fn.__name__, e)
-            self.model_failures += 1
-            return fn(*args, chat=self._fallback)
+    def _answer_now(self, stage: Stage[Any]) -> Any:
+        """Drive a stage outside the clock (seeding), with the same batching and fallback as a round."""
+        answer = None
+        while True:
+            try:
+                asked = stage.send(answer)
+            except StopIteration as done:
+                return done.value
+            requests = asked if isinstance(asked, list) else [asked]
+            answers = answer_all(self.chat, requests, fallback=self._fallback)
+            answer = answers if isinstance(asked, list) else answers[0]
 
     def _flush(self) -> None:
         if self._writes:
@@ -232,19 +202,41 @@ class Simulation(Conversations):
             self.stream.extend(writes)
 
     def write(self, owner: str, text: str, kind: str, importance: int, at: datetime, **metadata: Any) -> None:
+        """Buffer a memory; the round's writes go to the stream together (one transaction, one embedding batch)."""
         self._writes.append(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
                                        metadata=metadata))
 
     # -- one agent, one step ---------------------------------------------------------------------
 
-    def _step(self, a: Agent, now: datetime) -> Generator[Ask, Any, None]:
-        r = a.resident
-        awake = r.wake <= f"{now:%H:%M}" < r.sleep
+    def _step(self, a: Agent, now: datetime) -> Stage[None]:
+        """One agent's step: a short sequence of sub-steps, the independent ones side by side."""
+        awake = a.resident.wake <= f"{now:%H:%M}" < a.resident.sleep
+        yield from concurrently([self._reflect_if_due(a, now), self._live(a, now, awake)])
+
+    def _live(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         if awake and (a.plan is None or a.plan.day.date() != now.date()):
-            a.plan = self._stage(plan_day, self.stream, r, now)
-            self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes),
-                            a.location)
-        conversation = self.conversations.get(a.name)
+            yield from self._plan_the_day(a, now)
+        yield from self._act(a, now, awake)
+        yield from concurrently([self._perceive_and_react(a, now, awake), self._converse(a, now, awake)])
+
+    def _reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
+        """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
+        if not a.perceived_since_check:
+            return
+        a.perceived_since_check = False
+        result = yield from maybe_reflect_stage(self.stream, a.name, now)
+        if result is not None:
+            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
+
+    def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
+        self._flush()  # the plan recalls yesterday from the stream: this round's memories first
+        a.plan = yield from plan_day_stage(self.stream, a.resident, now)
+        self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.location)
+
+    def _act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
+        """Take the action the plan gives for now (decomposing a block on entry), one step along the way."""
+        r = a.resident
+        conversation = self.talk.of(a.name)
         if conversation:
             activity, block_activity, target = f"talking with {conversation.other(a.name)}", "talking", a.location
         elif not awake or a.plan is None:
@@ -253,7 +245,8 @@ class Simulation(Conversations):
         else:
             block = a.plan.block_at(now)
             if not block.actions and block.activity != SLEEPING:
-                self._stage(decompose, self.stream, r, a.plan, now)
+                self._flush()
+                yield from decompose_stage(self.stream, r, a.plan, now)
             action = a.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
             target = self.map.resolve(action.location, r.home or a.location)
@@ -265,37 +258,33 @@ class Simulation(Conversations):
             self.versions[a.location] += 1
         a.activity, a.block_activity = activity, block_activity
 
-        new = self._perceive(a) if activity != SLEEPING else []
-        if new:
-            ratings = yield Ask(IMPORTANCE_PURPOSE, [importance_messages(t) for _, t in new], parse_importance)
-            ratings = [x if x is not None else FALLBACK_IMPORTANCE for x in ratings]
-            for (key, text), imp in zip(new, ratings, strict=True):
-                a.seen[key] = text
-                self.write(a.name, text, OBSERVATION, imp, now, about=key)
-            a.accumulated += sum(ratings)
-            top_imp, top_text = max(zip(ratings, (t for _, t in new), strict=True))
-            if (top_imp >= REACT_IMPORTANCE and awake and a.plan is not None and not conversation
-                    and now.timestamp() >= a.next_react_s):
-                a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
-                self._flush()
-                minute = now.replace(second=0, microsecond=0)
-                decision = (yield Ask(planning_prompts.REACT_PURPOSE,
-                                      [react_prompt(self.stream, a.plan, r, top_text, minute)], parse_reaction))[0]
-                if decision is not None and decision.react:
-                    a.plan = self._stage(replan, self.stream, a.plan, r, top_text, decision.reaction, minute)
-                    self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.location)
+    def _perceive_and_react(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
+        """Write what is new nearby, rated by the model; a poignant observation may change the plan."""
+        new = self._perceive(a) if a.activity != SLEEPING else []
+        if not new:
+            return
+        ratings = yield from importance_stage([text for _, text in new])
+        for (key, text), importance in zip(new, ratings, strict=True):
+            a.seen[key] = text
+            self.write(a.name, text, OBSERVATION, importance, now, about=key)
+        a.perceived_since_check = True
+        top_importance, top_text = max(zip(ratings, (t for _, t in new), strict=True))
+        if (top_importance >= REACT_IMPORTANCE and awake and a.plan is not None and not self.talk.of(a.name)
+                and now.timestamp() >= a.next_react_s):
+            a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
+            self._flush()
+            decision = yield from react_stage(self.stream, a.plan, a.resident, top_text, now)
+            if decision.react:
+                a.plan = decision.plan
+                self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.location)
 
-        conversation = self.conversations.get(a.name)  # it may have ended while this agent waited
+    def _converse(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
+        conversation = self.talk.of(a.name)
         if conversation and not conversation.ended:
             if conversation.next_speaker == a.name:
-                yield from self._speak(a, conversation, now)
-        elif awake and not a.route and now.timestamp() >= a.next_chat_s:
-            yield from self._maybe_start_conversation(a, now)
-
-        if a.accumulated >= THRESHOLD:
-            result = self._stage(reflect, self.stream, a.name, now)
-            a.accumulated = 0
-            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
+                yield from self.talk.speak(a, conversation, now)
+        elif awake and not conversation and not a.route and now.timestamp() >= a.next_chat_s:
+            yield from self.talk.maybe_start(a, now)
 
     def _walk(self, a: Agent, target: str) -> bool:
         """One step along the route to ``target``; True if the agent reached a new building."""

@@ -12,6 +12,7 @@ import json
 import re
 
 from memstream.models.base import Message
+from memstream.models.offline import register_rules
 from memstream.offline_text import content_words
 from memstream.sim import prompts
 
@@ -75,5 +76,5 @@ def answer_interview(messages: list[Message]) -> str:
     return "From what I remember: " + " ".join(f if f.endswith(".") else f + "." for f in facts)
 
 
-HANDLERS = {prompts.START_PURPOSE: answer_start, prompts.TURN_PURPOSE: answer_turn,
-            prompts.SUMMARY_PURPOSE: answer_summary, prompts.INTERVIEW_PURPOSE: answer_interview}
+register_rules({prompts.START_PURPOSE: answer_start, prompts.TURN_PURPOSE: answer_turn,
+            prompts.SUMMARY_PURPOSE: answer_summary, prompts.INTERVIEW_PURPOSE: answer_interview})

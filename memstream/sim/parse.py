@@ -43,3 +43,10 @@ def parse_summary(text: str) -> str:
     if not text.strip():
         raise StructuredOutputError("empty summary")
     return text.strip()
+
+
+def parse_answer(text: str) -> str:
+    """An interview answer: any non-empty text."""
+    if not text.strip():
+        raise StructuredOutputError("empty answer")
+    return text.strip()

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from memstream.errors import MemstreamError
 from memstream.models import make_chat_model, make_embedder
-from memstream.models.base import PurposeUsage
+from memstream.models.base import ChatModel, PurposeUsage
 from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog, truncate
@@ -49,6 +49,8 @@ class RunConfig(BaseModel):
     embedder: str = "minilm"
     seed: int = 0
     max_calls: int | None = Field(default=None, gt=0)
+    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
+    concurrency: int | None = Field(default=None, gt=0)  # model requests in flight
 
     @field_validator("start")
     @classmethod
@@ -68,14 +70,15 @@ def _resolve_town(config: RunConfig) -> Town:
     return populate(town, config.agents or len(town.residents), config.seed)
 
 
-def start_run(config: RunConfig, out: Path, *, progress: bool = True) -> RunResult:
+def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None) -> RunResult:
+    """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
     if out.exists() and any(out.iterdir()):
         raise MemstreamError(f"{out} is not empty; resume it with --resume {out} or choose another --out")
     town = _resolve_town(config)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(config.model_dump_json(indent=2))
     (out / "town.json").write_text(town.model_dump_json(indent=2))
-    return _run(out, config, town, None, progress)
+    return _run(out, config, town, None, progress, chat)
 
 
 def read_run(out: Path) -> tuple[RunConfig, Town]:
@@ -89,10 +92,15 @@ def read_run(out: Path) -> tuple[RunConfig, Town]:
     return config, town
 
 
-def resume_run(out: Path, *, hours: float | None = None, progress: bool = True) -> RunResult:
+def resume_run(out: Path, *, hours: float | None = None, timeout: float | None = None,
+               concurrency: int | None = None, progress: bool = True) -> RunResult:
+    """Continue the run in ``out`` from its last checkpoint (for longer, with ``hours``; with another
+    endpoint timeout or concurrency, which change how the model is asked, not what)."""
     config, town = read_run(out)
-    if hours is not None:
-        config = config.model_copy(update={"hours": hours})
+    changes = {k: v for k, v in {"hours": hours, "timeout": timeout, "concurrency": concurrency}.items()
+               if v is not None}
+    if changes:
+        config = config.model_copy(update=changes)
         (out / "config.json").write_text(config.model_dump_json(indent=2))
     latest = out / "checkpoint" / "LATEST"
     state = None
@@ -109,8 +117,10 @@ def resume_run(out: Path, *, hours: float | None = None, progress: bool = True) 
     return _run(out, config, town, state, progress)
 
 
-def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress: bool) -> RunResult:
-    chat = CachedChatModel(make_chat_model(config.llm), out / "calls.db")
+def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress: bool,
+         model: ChatModel | None = None) -> RunResult:
+    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
+    chat = CachedChatModel(model, out / "calls.db")
     embedder = CachedEmbedder(make_embedder(config.embedder))
     stream = MemoryStream(out / "streams.db", embedder, chat=chat)  # type: ignore[arg-type]
     events = EventLog(out / "events.jsonl")
@@ -125,6 +135,7 @@ def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress:
         sim.set_state(state)
         for purpose, u in state["usage"].items():
             chat.usage.by_purpose[purpose] = PurposeUsage(**u)
+        chat.usage.rounds = state.get("rounds", 0)
         wall_before = state["wall_s"]
     end = config.start + timedelta(hours=config.hours)
     total = max(0, round((end - now).total_seconds() / config.step_seconds))
@@ -177,7 +188,8 @@ def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float)
     name = f"t{int(sim.last_tick)}"
     point = root / name
     point.mkdir(parents=True, exist_ok=True)
-    state = {**sim.get_state(), "events_lines": sim.events.lines, "usage": chat.usage.as_dict(), "wall_s": wall_s}
+    state = {**sim.get_state(), "events_lines": sim.events.lines, "usage": chat.usage.as_dict(),
+             "rounds": chat.usage.rounds, "wall_s": wall_s}
     with sqlite3.connect(point / "streams.db") as copy:
         sim.stream.store.db.backup(copy)
     copy.close()
@@ -193,6 +205,7 @@ def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float)
 def _metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
              stopped: str) -> dict[str, Any]:
     calls = model_calls(chat)
+    steps = sim.agent_steps // max(len(sim.agents), 1)
     sim_hours = (sim.last_tick - config.start.timestamp()) / 3600
     return {
         "stopped": stopped, "agents": len(sim.agents), "sim_start": config.start.isoformat(),
@@ -200,6 +213,9 @@ def _metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder
         "agent_steps": sim.agent_steps, "agent_steps_per_s": round(sim.agent_steps / max(wall, 1e-9), 1),
         "model_calls": calls, "cache_hits": sum(u.cache_hits for u in chat.usage.by_purpose.values()),
         "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
+        "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
+        "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
+        "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
     }

@@ -1,6 +1,7 @@
 """The memory stream: append-only memories, scored retrieval on FAISS, persisted in SQLite."""
 
-from memstream.stream.importance import rate_importance
+from memstream.stream import offline as _offline_rules  # noqa: F401 - registers the importance rule
+from memstream.stream.importance import importance_stage, rate_importance
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -15,5 +16,5 @@ from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 __all__ = [
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "Memory", "MemoryStream",
-    "NewMemory", "Recall", "Weights", "new_memory", "rate_importance",
+    "NewMemory", "Recall", "Weights", "importance_stage", "new_memory", "rate_importance",
 ]

@@ -2,42 +2,36 @@
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Sequence
 
+from memstream.errors import StructuredOutputError
 from memstream.models.base import ChatModel
+from memstream.models.request import Request, Stage, run_direct
 from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
 
-log = logging.getLogger(__name__)
-
-#: Used when a model's answer holds no integer from 1 to 10 (logged each time).
+#: Used when no 1-10 rating could be had from the model (counted in its usage as a lost answer).
 FALLBACK_IMPORTANCE = 5
 
 _INT = re.compile(r"-?\d+")
 
 
-def parse_importance(answer: str) -> int | None:
-    """The first integer in 1..10 in ``answer``, or None."""
-    for token in _INT.findall(answer):
-        value = int(token)
-        if MIN_IMPORTANCE <= value <= MAX_IMPORTANCE:
-            return value
-    return None
+def parse_importance(answer: str) -> int:
+    """The first integer in 1..10 in ``answer``; :class:`StructuredOutputError` if there is none."""
+    for token in _INT.findall(answer[:2000]):
+        if len(token.lstrip("-")) <= 2 and MIN_IMPORTANCE <= int(token) <= MAX_IMPORTANCE:
+            return int(token)
+    raise StructuredOutputError(f"no rating from {MIN_IMPORTANCE} to {MAX_IMPORTANCE} in the answer "
+                                f"(began {answer[:40]!r})")
+
+
+def importance_stage(texts: Sequence[str]) -> Stage[list[int]]:
+    """Rate each text 1-10 with the paper's prompt, all in one batch."""
+    ratings = yield [Request(IMPORTANCE_PURPOSE, importance_messages(t), parse_importance) for t in texts]
+    return [FALLBACK_IMPORTANCE if r is None else r for r in ratings]
 
 
 def rate_importance(model: ChatModel, texts: Sequence[str]) -> list[int]:
-    """Rate each text 1-10 with the paper's prompt, in one batch call."""
-    answers = model.complete_batch(
-        [importance_messages(t) for t in texts], purpose=IMPORTANCE_PURPOSE, temperature=0.0
-    )
-    ratings = []
-    for text, answer in zip(texts, answers, strict=True):
-        value = parse_importance(answer)
-        if value is None:
-            log.warning("importance answer %r for %r has no 1-10 rating; using %d",
-                        answer[:60], text[:60], FALLBACK_IMPORTANCE)
-            value = FALLBACK_IMPORTANCE
-        ratings.append(value)
-    return ratings
+    """:func:`importance_stage`, answered at once by ``model``."""
+    return run_direct(importance_stage(texts), model) if texts else []

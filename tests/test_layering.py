@@ -1,0 +1,111 @@
+"""The package's layering, read from the imports themselves (function-level and TYPE_CHECKING ones too).
+
+models <- stream <- reflection <- planning <- sim <- cli, plots, with eval beside sim: nothing
+imports a layer above its own, and no modules import each other in a loop.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "memstream"
+
+#: Each top-level module or subpackage of memstream, with its layer (higher may import lower).
+LAYERS = {
+    "errors": 0, "timeutil": 0, "offline_text": 0,
+    "models": 1,
+    "stream": 2,
+    "reflection": 3,
+    "planning": 4,
+    "sim": 5, "eval": 5,
+    "plots": 6, "cli": 6,
+    "__init__": 2,  # the package face: re-exports models and stream
+    "__main__": 7, "examples": 7,
+}
+#: Same layer, still apart: eval beside sim, neither importing the other.
+APART = {("sim", "eval"), ("eval", "sim")}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every memstream module ``path`` imports, wherever the import statement stands."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("memstream"))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
+            if base.startswith("memstream"):
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)
+    modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
+    return {m for m in found if m in modules}
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+GRAPH = {module_name(p): imports_of(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_every_part_of_the_package_has_a_layer() -> None:
+    assert {unit(m) for m in GRAPH} <= set(LAYERS)
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_no_module_imports_a_layer_above_its_own(module: str) -> None:
+    mine = unit(module)
+    for imported in GRAPH[module]:
+        theirs = unit(imported)
+        assert LAYERS[theirs] <= LAYERS[mine], f"{module} imports {imported}: {theirs} is above {mine}"
+        assert (mine, theirs) not in APART, f"{module} imports {imported}: {mine} and {theirs} stand apart"
+
+
+def test_no_import_cycles() -> None:
+    """A module's own package face (``__init__``) re-exporting it is not a cycle; any other loop is."""
+    def edges(m: str) -> set[str]:
+        return {i for i in GRAPH[m] if i != m and not m.startswith(i + ".")}
+
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        stack.append(m)
+        for n in sorted(edges(m)):
+            if state.get(n) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(n):] + [n]))
+            if n not in state:
+                visit(n)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m)
+
+
+def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
+    """The reader is not blind: a function-level import upward is found."""
+    fake = PACKAGE / "models" / "_probe_for_test.py"
+    try:
+        fake.write_text("def f():\n    from memstream.sim.engine import Simulation\n    return Simulation\n")
+        assert "memstream.sim.engine" in imports_of(fake)
+    finally:
+        fake.unlink()

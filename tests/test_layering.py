@@ -109,3 +109,13 @@ def test_the_checker_sees_a_violation(tmp_path: Path) -> None:
         assert "memstream.sim.engine" in imports_of(fake)
     finally:
         fake.unlink()
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_no_module_reaches_into_another_package_s_prompts_parsers_or_store(module: str) -> None:
+    """A stage is asked for through its package's functions; its prompts, parsers and storage are its own."""
+    private = ("prompts", "parse", "store", "index")
+    for imported in GRAPH[module]:
+        parts = imported.split(".")
+        if len(parts) == 3 and parts[2] in private:
+            assert unit(module) == parts[1], f"{module} reaches into {imported}"

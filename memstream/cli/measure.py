@@ -144,7 +144,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         dataset = load_longmemeval(args.path, granularity=args.granularity, roles=tuple(args.embed_roles.split(",")))
     cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
     cache.parent.mkdir(parents=True, exist_ok=True)
-    chat = CachedChatModel(make_chat_model(args.llm), cache)
+    chat = CachedChatModel(make_chat_model(args.llm, timeout=args.timeout, concurrency=args.concurrency), cache)
     results = evaluate(dataset, make_embedder(args.embedder), chat, retrievers=names, ks=ks,
                        weights=weights)
     print(table(results, ks))

@@ -59,9 +59,11 @@ class DayPlan:
         return self.day + timedelta(days=1)
 
     def block_at(self, t: datetime) -> Block:
-        for block in self.blocks:
-            if block.start <= t < block.end:
-                return block
+        for block in reversed(self.blocks):  # blocks are contiguous and in order: the last that has begun
+            if block.start <= t:
+                if t < block.end:
+                    return block
+                break
         raise ValueError(f"{t.isoformat()} is outside the plan for {self.day.date()}")
 
     def action_at(self, t: datetime) -> Action | None:

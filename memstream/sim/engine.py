@@ -211,7 +211,10 @@ class Simulation:
     def _step(self, a: Agent, now: datetime) -> Stage[None]:
         """One agent's step: a short sequence of sub-steps, the independent ones side by side."""
         awake = a.resident.wake <= f"{now:%H:%M}" < a.resident.sleep
-        yield from concurrently([self._reflect_if_due(a, now), self._live(a, now, awake)])
+        if a.perceived_since_check:  # only new observations can fire the reflection trigger
+            yield from concurrently([self._reflect_if_due(a, now), self._live(a, now, awake)])
+        else:
+            yield from self._live(a, now, awake)
 
     def _live(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         if awake and (a.plan is None or a.plan.day.date() != now.date()):
@@ -221,8 +224,6 @@ class Simulation:
 
     def _reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
         """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
-        if not a.perceived_since_check:
-            return
         a.perceived_since_check = False
         result = yield from maybe_reflect_stage(self.stream, a.name, now)
         if result is not None:

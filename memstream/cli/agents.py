@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--hours", type=float, help="simulated hours to run (default 3)")
     p.add_argument("--step-seconds", type=positive_int, default=10)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-calls", type=positive_int, help="stop after this many model calls (resumable)")
+    p.add_argument("--max-calls", type=positive_int,
+                   help="stop after this many model calls in this invocation; checkpointed, resume to go on")
     p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
@@ -145,13 +146,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from memstream.sim.events import read_events
-    from memstream.sim.run import RunConfig, resume_run, start_run
+    from memstream.sim.run import RunConfig, read_run, resume_run, start_run
 
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
     if args.resume:
         result = resume_run(Path(args.resume), hours=args.hours, timeout=args.timeout,
-                            concurrency=args.concurrency)
+                            concurrency=args.concurrency, max_calls=args.max_calls)
     else:
         start = parse_time_arg(args.start, "--start")
         try:
@@ -164,7 +165,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
         result = start_run(config, out)
     m = result.metrics
-    print(f"{'finished' if result.stopped == 'finished' else 'stopped (--max-calls)'} at "
+    why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
+    print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
           f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
           f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
@@ -179,12 +181,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"  {e['time'][11:16]} {e['agent']}: {short(e['utterance'], 90)}")
     if result.stopped != "finished":
         print(f"resume with:  memstream run --resume {result.out}")
+    _, town = read_run(Path(result.out))
+    first, second = (town.residents * 2)[:2]
     print("inspect it:")
-    print(f"  memstream replay {result.out} --agent 'Isabella Rodriguez'")
-    print(f"  memstream interview {result.out} --agent 'Klaus Mueller' \"What are you working on?\"")
-    print(f"  memstream recall {result.out}/streams.db --owner 'Maria Lopez' --query 'party' --no-touch")
-    print(f"  memstream plot timeline {result.out} --agent 'Isabella Rodriguez' -o timeline.png")
-    return 0
+    print(f"  memstream replay {result.out} --agent '{first.name}'")
+    print(f"  memstream interview {result.out} --agent '{second.name}' \"What are you working on?\"")
+    print(f"  memstream recall {result.out}/streams.db --owner '{second.name}' --query 'plans' --no-touch")
+    print(f"  memstream plot timeline {result.out} --agent '{first.name}' -o timeline.png")
+    return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
 
 
 def cmd_replay(args: argparse.Namespace) -> int:

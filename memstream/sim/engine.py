@@ -73,9 +73,8 @@ class Simulation:
                                  and self.map.distance(b, o) <= town.vision_radius) for b in self.map.buildings}
         self.agent_steps = 0
         self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
-        self._answers: dict[str, Any] = {}
+        self._turns: dict[str, simpy.Event] = {}   # agent -> the event it waits on
         self._writes: list[Any] = []
-        self._round = self.env.event()
         self._fallback = OfflineChatModel()
         self._started = False
         self.last_tick = self.env.now
@@ -113,7 +112,7 @@ class Simulation:
         ratings = self._answer_now(importance_stage([text for _, text in facts]))
         for (name, text), importance in zip(facts, ratings, strict=True):
             self.write(name, text, IDENTITY, importance, now)
-        self._flush()
+        self.flush()
 
     @staticmethod
     def _identity_facts(r: Resident) -> list[str]:
@@ -143,10 +142,15 @@ class Simulation:
         self.env.schedule(event, priority=AFTER_AGENTS, delay=delay)
         return event
 
+    def _turn(self, name: str) -> simpy.Event:
+        """What an agent waits on: the world fires every waiting agent's turn in name order."""
+        self._turns[name] = event = self.env.event()
+        return event
+
     def _agent_process(self, agent: Agent) -> Generator[simpy.Event, Any, None]:
         """Each step, drive the agent's sub-steps; whatever they ask waits for the world's round."""
         while True:
-            yield self.env.timeout(self.step_s)
+            yield self._turn(agent.name)
             step = self._step(agent, from_epoch(self.env.now).astimezone(self.tz))
             answer = None
             while True:
@@ -155,34 +159,43 @@ class Simulation:
                 except StopIteration:
                     break
                 self._pending.append((agent.name, asked))
-                yield self._round
-                answer = self._answers.pop(agent.name)
+                answer = yield self._turn(agent.name)
 
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
-        """After the agents at each step: answer their questions round by round, write, tick."""
+        """Each step: start every agent in name order, then answer their questions round by round
+        (resuming the askers in name order), write, tick.
+
+        Agents are resumed by the world, never by their own timers, so the order within a step is
+        name order whatever happened before: a run resumed from a checkpoint takes the same steps.
+        """
         while True:
-            yield self._after_agents(self.step_s)
+            yield self.env.timeout(self.step_s)
             self.last_tick = self.env.now
+            self._resume(dict.fromkeys(self.order))
+            yield self._after_agents(0)
             while self._pending:
-                self._answer_round()
-                self._flush()
-                done, self._round = self._round, self.env.event()
-                done.succeed()
+                answers = self._answer_round()
+                self.flush()
+                self._resume(answers)
                 yield self._after_agents(0)
-            self._flush()
+            self.flush()
             self._update_objects()
             self.agent_steps += len(self.agents)
             if self.on_tick and self.on_tick(self):
                 raise simpy.core.StopSimulation(None)
 
-    def _answer_round(self) -> None:
+    def _resume(self, answers: dict[str, Any]) -> None:
+        for name in sorted(answers):
+            self._turns.pop(name).succeed(answers[name])
+
+    def _answer_round(self) -> dict[str, Any]:
         """Every question pending in this round, all agents and purposes in one batch, in agent order."""
         pending = sorted(self._pending, key=lambda p: p[0])
         self._pending = []
         flat = [r for _, asked in pending for r in (asked if isinstance(asked, list) else [asked])]
         answers = iter(answer_all(self.chat, flat, fallback=self._fallback))
-        for name, asked in pending:
-            self._answers[name] = [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
+        return {name: [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
+                for name, asked in pending}
 
     def _answer_now(self, stage: Stage[Any]) -> Any:
         """Drive a stage outside the clock (seeding), with the same batching and fallback as a round."""
@@ -196,7 +209,8 @@ class Simulation:
             answers = answer_all(self.chat, requests, fallback=self._fallback)
             answer = answers if isinstance(asked, list) else answers[0]
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Write the buffered memories (one transaction, one embedding batch)."""
         if self._writes:
             writes, self._writes = self._writes, []
             self.stream.extend(writes)
@@ -230,7 +244,7 @@ class Simulation:
             self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
 
     def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
-        self._flush()  # the plan recalls yesterday from the stream: this round's memories first
+        self.flush()  # the plan recalls yesterday from the stream: this round's memories first
         a.plan = yield from plan_day_stage(self.stream, a.resident, now)
         self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.location)
 
@@ -246,7 +260,7 @@ class Simulation:
         else:
             block = a.plan.block_at(now)
             if not block.actions and block.activity != SLEEPING:
-                self._flush()
+                self.flush()
                 yield from decompose_stage(self.stream, r, a.plan, now)
             action = a.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
@@ -273,7 +287,7 @@ class Simulation:
         if (top_importance >= REACT_IMPORTANCE and awake and a.plan is not None and not self.talk.of(a.name)
                 and now.timestamp() >= a.next_react_s):
             a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
-            self._flush()
+            self.flush()
             decision = yield from react_stage(self.stream, a.plan, a.resident, top_text, now)
             if decision.react:
                 a.plan = decision.plan

@@ -12,9 +12,13 @@ replays answers already given.
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import signal
 import sqlite3
+import threading
 import time
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,7 +64,7 @@ class RunConfig(BaseModel):
 
 class RunResult(BaseModel):
     out: str
-    stopped: str  # "finished", "max-calls"
+    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM)
     sim_time: datetime
     metrics: dict[str, Any]
 
@@ -93,20 +97,18 @@ def read_run(out: Path) -> tuple[RunConfig, Town]:
 
 
 def resume_run(out: Path, *, hours: float | None = None, timeout: float | None = None,
-               concurrency: int | None = None, progress: bool = True) -> RunResult:
+               concurrency: int | None = None, max_calls: int | None = None, progress: bool = True) -> RunResult:
     """Continue the run in ``out`` from its last checkpoint (for longer, with ``hours``; with another
-    endpoint timeout or concurrency, which change how the model is asked, not what)."""
+    endpoint timeout or concurrency, which change how the model is asked, not what; with a new
+    ``max_calls`` budget for this invocation)."""
     config, town = read_run(out)
-    changes = {k: v for k, v in {"hours": hours, "timeout": timeout, "concurrency": concurrency}.items()
-               if v is not None}
+    state, point = read_checkpoint(out)
+    changes = {k: v for k, v in {"hours": hours, "timeout": timeout, "concurrency": concurrency,
+                                 "max_calls": max_calls}.items() if v is not None}
     if changes:
         config = config.model_copy(update=changes)
         (out / "config.json").write_text(config.model_dump_json(indent=2))
-    latest = out / "checkpoint" / "LATEST"
-    state = None
-    if latest.is_file():
-        point = out / "checkpoint" / latest.read_text().strip()
-        state = json.loads((point / "state.json").read_text())
+    if point is not None:
         for suffix in ("", "-wal", "-shm"):
             (out / f"streams.db{suffix}").unlink(missing_ok=True)
         shutil.copyfile(point / "streams.db", out / "streams.db")
@@ -117,8 +119,70 @@ def resume_run(out: Path, *, hours: float | None = None, timeout: float | None =
     return _run(out, config, town, state, progress)
 
 
+def read_checkpoint(out: Path) -> tuple[dict | None, Path | None]:
+    """The state and folder of the run's latest checkpoint, (None, None) if it has none; a damaged
+    checkpoint is one clear error, and nothing is changed."""
+    latest = out / "checkpoint" / "LATEST"
+    if not latest.is_file():
+        return None, None
+    name = latest.read_text(encoding="utf-8", errors="replace").strip()
+    point = out / "checkpoint" / name
+    fix = f"start it again with memstream run --out NEW (the run in {out} cannot be resumed)"
+    if not re.fullmatch(r"t\d+", name) or not point.is_dir():
+        raise MemstreamError(f"{latest} points to a checkpoint that is not there ({name[:40]!r}); {fix}")
+    try:
+        state = json.loads((point / "state.json").read_text(encoding="utf-8"))
+        missing = {"time", "agents", "conversations", "objects", "versions", "agent_steps", "events_lines",
+                   "usage"} - set(state)
+        if missing:
+            raise ValueError(f"no {', '.join(sorted(missing))}")
+        with closing(sqlite3.connect(f"file:{point / 'streams.db'}?mode=ro", uri=True)) as db:
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise ValueError("its stream copy fails SQLite's check")
+    except (OSError, ValueError, sqlite3.DatabaseError) as e:
+        raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {fix}") from None
+    return state, point
+
+
+class _Stop:
+    """Why a run should stop at the end of the step under way: a budget, Ctrl-C or SIGTERM.
+
+    Signals only set a flag, so the step finishes and a checkpoint is written where it stopped; a
+    second Ctrl-C stops at once (the run then resumes from its last checkpoint).
+    """
+
+    def __init__(self) -> None:
+        self.why = "finished"
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Stop:
+        if threading.current_thread() is threading.main_thread():
+            for sig, why in ((signal.SIGINT, "interrupted"), (signal.SIGTERM, "terminated")):
+                self._previous[sig] = signal.signal(sig, lambda *_, why=why: self._signal(why))
+        return self
+
+    def _signal(self, why: str) -> None:
+        if self.why in ("interrupted", "terminated"):
+            raise KeyboardInterrupt
+        self.why = why
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    @property
+    def requested(self) -> bool:
+        return self.why != "finished"
+
+
 def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress: bool,
          model: ChatModel | None = None) -> RunResult:
+    with _Stop() as stop:  # from the start: a signal while seeding stops at the first step
+        return _simulate(out, config, town, state, progress, model, stop)
+
+
+def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, progress: bool,
+              model: ChatModel | None, stop: _Stop) -> RunResult:
     model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
     chat = CachedChatModel(model, out / "calls.db")
     embedder = CachedEmbedder(make_embedder(config.embedder))
@@ -141,8 +205,7 @@ def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress:
     total = max(0, round((end - now).total_seconds() / config.step_seconds))
     bar = tqdm(total=total, unit="step", desc="simulating", disable=not progress, leave=False)
     started = time.perf_counter()
-    stopped = {"why": "finished"}
-    steps_at_start = sim.agent_steps
+    steps_at_start, calls_at_start = sim.agent_steps, model_calls(chat)
 
     def on_tick(s: Simulation) -> bool:
         bar.update(1)
@@ -150,12 +213,11 @@ def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress:
         if bar.n % 30 == 0:
             bar.set_postfix_str(f"{s.now():%Y-%m-%d %H:%M} | {(s.agent_steps - steps_at_start) / max(wall, 1e-9):,.0f}"
                                 f" agent-steps/s | {model_calls(chat)} calls")
-        if int(s.last_tick) % 3600 == 0:
+        if config.max_calls and model_calls(chat) - calls_at_start >= config.max_calls and not stop.requested:
+            stop.why = "max-calls"
+        if stop.requested or int(s.last_tick) % 3600 == 0:
             checkpoint(out, s, chat, wall_before + wall)
-        if config.max_calls and model_calls(chat) >= config.max_calls:
-            stopped["why"] = "max-calls"
-            return True
-        return False
+        return stop.requested
 
     sim.on_tick = on_tick
     try:
@@ -165,14 +227,14 @@ def _run(out: Path, config: RunConfig, town: Town, state: dict | None, progress:
         bar.close()
         events.flush()
     wall = wall_before + time.perf_counter() - started
-    if stopped["why"] == "finished":
+    if not stop.requested:
         checkpoint(out, sim, chat, wall)
-    metrics = _metrics(config, sim, chat, embedder, wall, stopped["why"])
+    metrics = _metrics(config, sim, chat, embedder, wall, stop.why)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     events.close()
     stream.close()
     chat.close()
-    return RunResult(out=str(out), stopped=stopped["why"], sim_time=sim.now(), metrics=metrics)
+    return RunResult(out=str(out), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 
 
 def model_calls(chat: CachedChatModel) -> int:
@@ -181,22 +243,30 @@ def model_calls(chat: CachedChatModel) -> int:
 
 
 def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
-    """Snapshot the stream file and every agent's state; LATEST moves only once both are complete."""
-    sim._flush()
+    """Snapshot the stream file and every agent's state at the end of the step under way.
+
+    The snapshot is written into a fresh folder that takes its name only when complete, and
+    LATEST moves to it after that, so a kill at any point leaves the previous checkpoint whole.
+    """
+    sim.flush()
     sim.events.flush()
     root = out / "checkpoint"
     name = f"t{int(sim.last_tick)}"
-    point = root / name
-    point.mkdir(parents=True, exist_ok=True)
+    latest = root / "LATEST"
+    if latest.is_file() and latest.read_text().strip() == name:
+        return  # this step is checkpointed already
+    partial = root / f"{name}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
     state = {**sim.get_state(), "events_lines": sim.events.lines, "usage": chat.usage.as_dict(),
              "rounds": chat.usage.rounds, "wall_s": wall_s}
-    with sqlite3.connect(point / "streams.db") as copy:
-        sim.stream.store.db.backup(copy)
-    copy.close()
-    (point / "state.json").write_text(json.dumps(state))
+    sim.stream.backup(partial / "streams.db")
+    (partial / "state.json").write_text(json.dumps(state))
+    shutil.rmtree(root / name, ignore_errors=True)
+    partial.rename(root / name)
     tmp = root / "LATEST.tmp"
     tmp.write_text(name)
-    tmp.replace(root / "LATEST")
+    tmp.replace(latest)
     for old in root.iterdir():
         if old.is_dir() and old.name != name:
             shutil.rmtree(old, ignore_errors=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -162,6 +163,10 @@ class Store:
             "SELECT a.memory_id, a.accessed_at FROM accesses a JOIN memories m ON m.id = a.memory_id"
             " WHERE m.owner=? ORDER BY a.rowid", (owner,))
         return cur.fetchall()
+
+    def backup(self, path: str | Path) -> None:
+        with closing(sqlite3.connect(str(path))) as copy:
+            self.db.backup(copy)
 
     def close(self) -> None:
         self.db.close()

@@ -363,6 +363,10 @@ class MemoryStream:
         for mid, at in state["accesses"]:
             self.record_access(owner_of[mid], [mid], datetime.fromisoformat(at))
 
+    def backup(self, path: str | Path) -> None:
+        """A consistent copy of the whole stream file at ``path`` (SQLite's online backup)."""
+        self.store.backup(path)
+
     def close(self) -> None:
         self.store.close()
 

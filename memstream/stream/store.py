@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
-from contextlib import closing
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ import numpy as np
 from memstream.errors import MemstreamError
 
 FORMAT = "memstream-stream"
+#: How long a write waits for another process's write to finish before it gives up.
+BUSY_TIMEOUT_S = 60.0
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -66,7 +68,8 @@ class Store:
         if not in_memory and Path(self.path).is_dir():
             raise MemstreamError(f"{self.path} is a directory, not a stream file")
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                      timeout=BUSY_TIMEOUT_S)
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
         except sqlite3.DatabaseError:
             raise MemstreamError(f"{self.path} is not a memstream stream (not an SQLite file)") from None
@@ -96,25 +99,45 @@ class Store:
     def next_id(self) -> int:
         return (self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0) + 1
 
-    def append(self, rows: Sequence[Row], vectors: Sequence[np.ndarray]) -> None:
-        """Write a batch of memories in one transaction: all of them or none.
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """One write transaction that holds the file's write lock from its start (BEGIN IMMEDIATE):
+        what is read inside it (the next id, say) stays true until it commits. Another process
+        writing at the same time waits (up to the busy timeout) instead of failing."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def data_version(self) -> int:
+        """Changes when another connection (another process) commits to the file."""
+        return self.db.execute("PRAGMA data_version").fetchone()[0]
+
+    def insert(self, rows: Sequence[Row], vectors: Sequence[np.ndarray]) -> None:
+        """Write memories, inside :meth:`writing`.
 
         ``vectors[i]`` is memory i's key vectors, ``(dim,)`` or ``(keys, dim)``; the blob
         holds them back to back, so its length says how many keys a memory has.
         """
         blobs = [np.ascontiguousarray(v, dtype=np.float32).tobytes() for v in vectors]
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.executemany(
-                f"INSERT INTO memories({MEMORY_COLUMNS}, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                [(*row, blob) for row, blob in zip(rows, blobs, strict=True)],
-            )
+        self.db.executemany(f"INSERT INTO memories({MEMORY_COLUMNS}, embedding) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                            [(*row, blob) for row, blob in zip(rows, blobs, strict=True)])
 
-    def log_accesses(self, ids: Iterable[int], at_iso: str, at_s: float) -> None:
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.executemany("INSERT INTO accesses VALUES (?,?,?)",
-                                [(int(i), at_iso, at_s) for i in ids])
+    def insert_accesses(self, ids: Iterable[int], at_iso: str, at_s: float) -> int:
+        """Log accesses, inside :meth:`writing`; the rowid of the last one."""
+        self.db.executemany("INSERT INTO accesses VALUES (?,?,?)", [(int(i), at_iso, at_s) for i in ids])
+        return self.last_access_rowid()
+
+    def last_access_rowid(self) -> int:
+        return self.db.execute("SELECT COALESCE(MAX(rowid), 0) FROM accesses").fetchone()[0]
+
+    def accesses_after(self, rowid: int) -> list[tuple[int, int, float]]:
+        """``(rowid, memory_id, accessed_s)`` of the accesses logged after ``rowid``."""
+        return self.db.execute("SELECT rowid, memory_id, accessed_s FROM accesses WHERE rowid > ? ORDER BY rowid",
+                               (rowid,)).fetchall()
 
     def owners_of(self, ids: Sequence[int]) -> dict[int, str]:
         marks = ",".join("?" * len(ids))
@@ -149,14 +172,10 @@ class Store:
         row = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM memories WHERE owner=?", (owner,))
         return row.fetchone()[0]
 
-    def load_all(self) -> Iterable[tuple[int, str, float, int, bytes]]:
-        """Every memory's retrieval columns, in id order, for rebuilding the indexes."""
-        return self.db.execute(
-            "SELECT id, owner, created_s, importance, embedding FROM memories ORDER BY id")
-
-    def last_accesses(self) -> dict[int, float]:
-        cur = self.db.execute("SELECT memory_id, MAX(accessed_s) FROM accesses GROUP BY memory_id")
-        return dict(cur.fetchall())
+    def load_after(self, after_id: int) -> list[tuple[int, str, float, int, bytes]]:
+        """The retrieval columns of the memories after ``after_id``, in id order (for the indexes)."""
+        return self.db.execute("SELECT id, owner, created_s, importance, embedding FROM memories WHERE id > ? "
+                               "ORDER BY id", (after_id,)).fetchall()
 
     def access_log(self, owner: str) -> list[tuple[int, str]]:
         cur = self.db.execute(

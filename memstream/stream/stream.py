@@ -109,7 +109,10 @@ class MemoryStream:
         self.index_kind = index
         self._owners: dict[str, OwnerIndex] = {}
         self._row_cache: dict[int, _Parsed] = {}
-        self._load()
+        self._max_id = 0          # the newest memory in the indexes
+        self._access_rowid = 0    # the newest access applied to them
+        self._seen_version = -1   # the file's data version when they were last brought up to date
+        self._catch_up(force=True)
 
     # -- opening -----------------------------------------------------------------------------
 
@@ -128,20 +131,44 @@ class MemoryStream:
             )
         return embedder
 
-    def _load(self) -> None:
+    def _catch_up(self, *, force: bool = False) -> None:
+        """Bring the indexes up to what the file holds: memories and accesses that another process
+        (or an earlier session) committed since this stream last looked. Cheap when nothing changed:
+        SQLite's data version says whether anyone else committed."""
+        version = self.store.data_version()
+        if version == self._seen_version and not force:
+            return
+        rows = self.store.load_after(self._max_id)
         by_owner: dict[str, list[tuple[int, float, int, bytes]]] = {}
-        for mid, owner, created_s, importance, blob in self.store.load_all():
+        for mid, owner, created_s, importance, blob in rows:
             by_owner.setdefault(owner, []).append((mid, created_s, importance, blob))
-        accessed = self.store.last_accesses()
-        for owner, rows in by_owner.items():
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            created = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-            last = np.fromiter((max(r[1], accessed.get(r[0], r[1])) for r in rows),
-                               dtype=np.float64, count=len(rows))
-            vectors = np.frombuffer(b"".join(r[3] for r in rows), dtype=np.float32)
-            keys = np.fromiter((len(r[3]) // (4 * self.embedder.dim) for r in rows), np.int64, len(rows))
-            self._index(owner).add(ids, vectors.reshape(-1, self.embedder.dim), created,
-                                   np.fromiter((r[2] for r in rows), np.float64, len(rows)), last, keys)
+        for owner, mine in by_owner.items():
+            n = len(mine)
+            created = np.fromiter((r[1] for r in mine), dtype=np.float64, count=n)
+            vectors = np.frombuffer(b"".join(r[3] for r in mine), dtype=np.float32)
+            keys = np.fromiter((len(r[3]) // (4 * self.embedder.dim) for r in mine), np.int64, n)
+            self._index(owner).add(np.fromiter((r[0] for r in mine), dtype=np.int64, count=n),
+                                   vectors.reshape(-1, self.embedder.dim), created,
+                                   np.fromiter((r[2] for r in mine), np.float64, n), keys=keys)
+        if rows:
+            self._max_id = rows[-1][0]
+        accesses = self.store.accesses_after(self._access_rowid)
+        if accesses:
+            self._apply_accesses([(mid, at_s) for _, mid, at_s in accesses])
+            self._access_rowid = accesses[-1][0]
+        self._seen_version = version
+
+    def _apply_accesses(self, accesses: list[tuple[int, float]]) -> None:
+        owners = self.store.owners_of(sorted({mid for mid, _ in accesses}))
+        by_owner: dict[str, dict[int, float]] = {}
+        for mid, at_s in accesses:
+            latest = by_owner.setdefault(owners[mid], {})
+            latest[mid] = max(at_s, latest.get(mid, at_s))
+        for owner, latest in by_owner.items():
+            index = self._owners[owner]
+            for at_s in sorted(set(latest.values())):
+                ids = np.array([m for m, t in latest.items() if t == at_s], dtype=np.int64)
+                index.touch(index.positions_of(ids), at_s)
 
     def _index(self, owner: str) -> OwnerIndex:
         if owner not in self._owners:
@@ -149,6 +176,7 @@ class MemoryStream:
         return self._owners[owner]
 
     def _owner(self, owner: str) -> OwnerIndex:
+        self._catch_up()
         index = self._owners.get(owner)
         if index is None or len(index) == 0:
             known = ", ".join(sorted(self._owners)[:5]) or "none yet"
@@ -166,24 +194,35 @@ class MemoryStream:
         return self.extend([item])[0]
 
     def extend(self, items: Iterable[NewMemory]) -> list[Memory]:
-        """Append many memories in one transaction (one embedding batch, one rating batch)."""
+        """Append many memories in one transaction (one embedding batch, one rating batch).
+
+        Ratings and embeddings are made first; the ids are allocated inside the write transaction,
+        so two processes appending to one file at once never collide.
+        """
         items = list(items)
         if not items:
             return []
-        first_id = self.store.next_id()
-        self.check_cites(items, first_id)
+        self._catch_up()
+        expected_first = self._max_id + 1
+        self.check_cites(items, expected_first)
         importance = self._importances(items)
         keys = [windows(it.text) for it in items]  # a long text is found by its best window
         counts = np.array([len(k) for k in keys], dtype=np.int64)
         flat = self.embedder.embed([w for k in keys for w in k])
         vectors = np.split(flat, np.cumsum(counts)[:-1])
-        rows: list[Row] = [
-            (first_id + i, it.owner, it.kind, it.text, it.created_at.isoformat(),
-             to_epoch(it.created_at), importance[i], encode_json(list(it.cites)),
-             encode_json(it.metadata))
-            for i, it in enumerate(items)
-        ]
-        self.store.append(rows, vectors)
+        with self.store.writing():
+            self._catch_up()  # what others wrote while this batch was rated and embedded
+            first_id = self.store.next_id()
+            if first_id != expected_first and any(c >= expected_first for it in items for c in it.cites):
+                raise MemstreamError("another process wrote to the stream while these memories, which cite each "
+                                     "other by id, were prepared; write them again")
+            rows: list[Row] = [
+                (first_id + i, it.owner, it.kind, it.text, it.created_at.isoformat(),
+                 to_epoch(it.created_at), importance[i], encode_json(list(it.cites)),
+                 encode_json(it.metadata))
+                for i, it in enumerate(items)
+            ]
+            self.store.insert(rows, vectors)
         positions: dict[str, list[int]] = {}
         for i, it in enumerate(items):
             positions.setdefault(it.owner, []).append(i)
@@ -192,6 +231,7 @@ class MemoryStream:
                 np.array([rows[i][0] for i in idx], dtype=np.int64), np.concatenate([vectors[i] for i in idx]),
                 np.array([rows[i][5] for i in idx], dtype=np.float64),
                 np.array([importance[i] for i in idx], dtype=np.float64), keys=counts[idx])
+        self._max_id = rows[-1][0]
         return [_memory(_parse(row), row[5]) for row in rows]
 
     def check_cites(self, items: list[NewMemory], first_id: int) -> None:
@@ -226,9 +266,11 @@ class MemoryStream:
         pos = index.positions_of(ids_arr)
         if ids_arr.size and (pos.max() >= len(index) or (index.ids.values[pos] != ids_arr).any()):
             raise MemstreamError(f"some of memories {list(ids)} do not belong to {owner!r}")
-        self.store.log_accesses(ids_arr.tolist(), require_aware(at, "access time").isoformat(),
-                                to_epoch(at))
-        index.touch(pos, to_epoch(at))
+        at_s = to_epoch(require_aware(at, "access time"))
+        with self.store.writing():
+            self._catch_up()
+            self._access_rowid = self.store.insert_accesses(ids_arr.tolist(), at.isoformat(), at_s)
+        index.touch(pos, at_s)
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -326,9 +368,11 @@ class MemoryStream:
         return [_memory(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
 
     def owners(self) -> list[str]:
+        self._catch_up()
         return sorted(o for o, ix in self._owners.items() if len(ix))
 
     def count(self, owner: str | None = None) -> int:
+        self._catch_up()
         if owner is None:
             return sum(len(ix) for ix in self._owners.values())
         return len(self._owners[owner]) if owner in self._owners else 0

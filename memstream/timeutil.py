@@ -7,6 +7,10 @@ from datetime import UTC, datetime
 from memstream.errors import MemstreamError
 
 SECONDS_PER_HOUR = 3600.0
+#: The span of simulated time memstream accepts (in UTC): a time near datetime's own limits would
+#: overflow as soon as it is shown in another zone or moved by an hour.
+EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
 
 
 def require_aware(value: datetime, what: str = "time") -> datetime:
@@ -17,6 +21,12 @@ def require_aware(value: datetime, what: str = "time") -> datetime:
         raise MemstreamError(
             f"{what} {value.isoformat()} has no time zone; add one, e.g. {value.isoformat()}+00:00"
         )
+    try:
+        inside = EARLIEST <= value.astimezone(UTC) < LATEST
+    except OverflowError:
+        inside = False
+    if not inside:
+        raise MemstreamError(f"{what} {value.isoformat()} is outside the years 1000-8999 memstream accepts")
     return value
 
 

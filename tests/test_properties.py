@@ -96,14 +96,17 @@ def test_persistence_round_trip(memories, accesses) -> None:
 def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k: int, w
                    ) -> tuple[list[int], dict[int, float]]:
     """The paper's score written plainly, one memory at a time (no caching, no affine tricks),
-    plus the time term: ``w.time`` for a memory created inside the span the query names."""
+    plus the time term: ``w.time`` for a memory created inside the span the query names. A memory
+    created after ``now`` does not exist yet."""
     import numpy as np
 
     from memstream.models.base import windows
     from memstream.stream.timescope import time_scope
 
     q = stream.embedder.embed([query])[0]
-    mems = stream.memories(owner)
+    mems = [m for m in stream.memories(owner) if m.created_at <= hours(now_h)]  # the past only
+    if not mems:
+        return [], {}
     scope = time_scope(query, hours(now_h))
 
     best_key = [max(float(np.dot(v, q)) for v in stream.embedder.embed(windows(m.text))) for m in mems]

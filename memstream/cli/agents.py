@@ -103,7 +103,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     from memstream.reflection import citation_tree
 
-    with open_stream(args.stream, args, create=False) as stream:
+    with open_stream(args.stream, args, create=False, readonly=True) as stream:
         print("\n".join(citation_tree(stream, args.owner, args.memory).lines()))
     return 0
 
@@ -224,7 +224,7 @@ def cmd_interview(args: argparse.Namespace) -> int:
         raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
     chat = CachedChatModel(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
                                            concurrency=args.concurrency or config.concurrency), out / "calls.db")
-    with MemoryStream(out / "streams.db", create=False) as stream:
+    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
         answer, _ = run_direct(interview_stage(stream, resident, args.question, stream.latest_time(args.agent),
                                                k=args.k, weights=weights), chat)
     chat.close()

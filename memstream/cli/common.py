@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
-from typing import NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 from memstream.errors import MemstreamError
+
+if TYPE_CHECKING:
+    from memstream.stream import MemoryStream
 
 EXIT_USAGE = 2
 
@@ -75,14 +81,31 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
 
 
 
-def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool = False):  # noqa: ANN202
+@contextmanager
+def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool = False,
+                readonly: bool = False) -> Iterator[MemoryStream]:
+    """The stream a command works on. A file this command created is removed again if the command
+    fails before writing a memory: a failed command leaves nothing behind."""
     from memstream.models import make_chat_model, make_embedder
     from memstream.stream import MemoryStream
 
+    existed = path == ":memory:" or Path(path).exists()
     embedder = make_embedder(args.embedder) if getattr(args, "embedder", None) else None
     model = make_chat_model(getattr(args, "llm", None), timeout=getattr(args, "timeout", None),
                             concurrency=getattr(args, "concurrency", None)) if chat else None
-    return MemoryStream(path, embedder, chat=model, create=create)
+    stream = None
+    try:
+        stream = MemoryStream(path, embedder, chat=model, create=create, readonly=readonly)
+        yield stream
+    except BaseException:
+        wrote = stream is not None and stream.count() > 0
+        if stream is not None:
+            stream.close()
+        if not existed and not wrote:
+            for suffix in ("", "-wal", "-shm"):
+                Path(path + suffix).unlink(missing_ok=True)
+        raise
+    stream.close()
 
 
 def parse_time_arg(text: str | None, what: str) -> datetime | None:

@@ -89,7 +89,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return 0
     src = Path(args.src)
     path = src / "streams.db" if src.is_dir() else src
-    with MemoryStream(path, create=False) as stream:
+    with MemoryStream(path, create=False, readonly=True) as stream:
         agent = getattr(args, "agent", None)
         if agent and agent not in stream.owners():
             raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")

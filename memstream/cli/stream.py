@@ -18,6 +18,7 @@ from memstream.cli.common import (
     weight_flags,
 )
 from memstream.errors import MemstreamError
+from memstream.stream.stream import new_memory
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -65,25 +66,28 @@ def cmd_add(args: argparse.Namespace) -> int:
     except ValueError:
         raise MemstreamError(f"--cites {args.cites!r} must be comma-separated ids, e.g. 3,7") from None
     at = parse_time_arg(args.at, "--at") or datetime.now(UTC)
+    item = new_memory(owner=args.owner, text=args.text, kind=args.kind, created_at=at,  # checked before opening
+                      importance=args.importance, cites=tuple(cites))
     with open_stream(args.stream, args, create=True, chat=args.importance is None) as stream:
-        memory = stream.add(args.owner, args.text, at=at, kind=args.kind,
-                            importance=args.importance, cites=cites)
+        memory = stream.extend([item])[0]
     print(f"added memory {memory.id} for {memory.owner} (importance {memory.importance})")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memstream.stream.jsonl import import_jsonl
+    from memstream.stream.jsonl import import_items, read_jsonl
 
+    items = read_jsonl(Path(args.file))  # the whole file is checked before the stream is touched
     with open_stream(args.stream, args, create=True, chat=True) as stream:
-        added = import_jsonl(stream, Path(args.file))
-    print(f"imported {added} memories into {args.stream}")
+        done = import_items(stream, items)
+    print(f"imported {done.written} memories into {args.stream}"
+          + (f"; {done.already_there} were already there" if done.already_there else ""))
     return 0
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
     weights = parse_weights(args)
-    with open_stream(args.stream, args, create=False) as stream:
+    with open_stream(args.stream, args, create=False, readonly=args.no_touch) as stream:
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
         recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights,
                                   touch=not args.no_touch)
@@ -117,7 +121,7 @@ def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
 def cmd_inspect(args: argparse.Namespace) -> int:
     from memstream.stream import MemoryStream
 
-    with MemoryStream(args.stream, create=False) as stream:
+    with MemoryStream(args.stream, create=False, readonly=True) as stream:
         if args.owner:
             memories = stream.memories(args.owner)
             if args.json:
@@ -152,7 +156,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memstream.stream.jsonl import import_jsonl
 
     with open_stream(args.out, args, create=True, chat=True) as stream:
-        n = import_jsonl(stream, example, progress=False)
+        n = import_jsonl(stream, example, progress=False).written
         owner = stream.owners()[0]
         now = stream.latest_time(owner)
         print(f"Built a stream of {n} memories for {owner} from {example.name} "

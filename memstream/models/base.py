@@ -23,6 +23,12 @@ from memstream.errors import StructuredOutputError
 Message = dict[str, str]
 """An OpenAI-style chat message: ``{"role": "system"|"user"|"assistant", "content": ...}``."""
 
+def one_line(text: str) -> str:
+    """A text as one line of a prompt: whatever lines it holds joined by spaces, so a memory that
+    contains "1. ..." or "- ..." lines cannot imitate the numbered or bulleted lines of a prompt."""
+    return " ".join(text.split())
+
+
 Call = tuple[str, list[Message]]
 """One question for a model: ``(purpose, messages)``."""
 

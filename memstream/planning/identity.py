@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memstream.errors import MemstreamError
+from memstream.stream.memory import normalise_owner
 
 
 class RoutineItem(BaseModel):
@@ -37,6 +38,11 @@ class Identity(BaseModel):
     sleep: str = Field(default="23:00", pattern=r"^([01]?\d|2[0-3]):[0-5]\d$")
     routine: list[RoutineItem] = Field(default_factory=list)
     relationships: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        return normalise_owner(value)  # the name is the agent's owner key in the stream
 
     @model_validator(mode="after")
     def _wake_before_sleep(self) -> Identity:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel
+from memstream.models.base import ChatModel, one_line
 from memstream.models.request import Request, Stage, run_direct
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
@@ -50,7 +50,7 @@ def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
     weights = w.model_copy(update={"time": 1.0 + w.recency + w.importance + w.relevance})
     recalls = stream.retrieve(identity.name, f"What did {identity.name} do yesterday?", now=day, k=YESTERDAY_K,
                               weights=weights, touch=False)
-    return "; ".join(r.memory.text for r in recalls) or "nothing is remembered yet"
+    return "; ".join(one_line(r.memory.text) for r in recalls) or "nothing is remembered yet"
 
 
 def _write(stream: MemoryStream, owner: str, text: str, at: datetime, metadata: dict,
@@ -172,7 +172,8 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
     """Decide whether ``observation`` changes ``plan``; if it does, replan the rest of the day from ``now``."""
     now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
     action = plan.action_at(now) or plan.block_at(now)
-    memories = "\n".join(f"- {r.memory.text}" for r in stream.retrieve(identity.name, observation, now=now, k=5))
+    memories = "\n".join(f"- {one_line(r.memory.text)}"
+                         for r in stream.retrieve(identity.name, observation, now=now, k=5))
     decision = yield Request(prompts.REACT_PURPOSE, prompts.react_messages(
         identity.describe(), identity.name, f"{now:%H:%M}", action.activity, observation, memories), parse_reaction)
     if decision is None or not decision.react:

@@ -6,7 +6,7 @@ never reuses an old answer.
 
 from __future__ import annotations
 
-from memstream.models.base import Message
+from memstream.models.base import Message, one_line
 
 VERSION = 1
 QUESTIONS_PURPOSE = "reflection.questions"
@@ -30,11 +30,11 @@ INSIGHTS_TEMPLATE = (
 )
 
 def numbered(texts: list[str]) -> str:
-    return "\n".join(f"{i}. {t}" for i, t in enumerate(texts, 1))
+    return "\n".join(f"{i}. {one_line(t)}" for i, t in enumerate(texts, 1))
 
 
 def questions_messages(statements: list[str]) -> list[Message]:
-    return [{"role": "user", "content": QUESTIONS_TEMPLATE.format(statements="\n".join(statements),
+    return [{"role": "user", "content": QUESTIONS_TEMPLATE.format(statements="\n".join(map(one_line, statements)),
                                                                    n=N_QUESTIONS)}]
 
 

@@ -5,7 +5,7 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 
 from __future__ import annotations
 
-from memstream.models.base import Message
+from memstream.models.base import Message, one_line
 from memstream.stream import Recall
 
 VERSION = 1
@@ -45,11 +45,12 @@ INTERVIEW_TEMPLATE = (
 
 
 def memory_lines(recalls: list[Recall]) -> str:
-    return "\n".join(f"- (importance {r.memory.importance}) {r.memory.text}" for r in recalls) or "- (nothing)"
+    return "\n".join(f"- (importance {r.memory.importance}) {one_line(r.memory.text)}" for r in recalls) \
+        or "- (nothing)"
 
 
 def dialogue_lines(turns: list[tuple[str, str]]) -> str:
-    return "\n".join(f"{speaker}: {text}" for speaker, text in turns) or "(nothing yet)"
+    return "\n".join(f"{speaker}: {one_line(text)}" for speaker, text in turns) or "(nothing yet)"
 
 
 def start_messages(identity: str, name: str, other: str, time: str, activity: str, place: str,

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
@@ -47,7 +47,7 @@ class RunConfig(BaseModel):
     town: str | None = None  # a town file; None for the default town
     agents: int | None = Field(default=None, gt=0)
     start: datetime
-    hours: float = Field(gt=0)
+    hours: float = Field(gt=0, le=24 * 366 * 10, allow_inf_nan=False)  # up to ten simulated years
     step_seconds: int = Field(default=10, gt=0, le=3600)
     llm: str = "offline"
     embedder: str = "minilm"
@@ -61,6 +61,11 @@ class RunConfig(BaseModel):
     def _aware(cls, value: datetime) -> datetime:
         return require_aware(value, "--start")
 
+    @model_validator(mode="after")
+    def _ends_in_time(self) -> RunConfig:
+        require_aware(self.start + timedelta(hours=self.hours), "the run's end (--start plus --hours)")
+        return self
+
 
 class RunResult(BaseModel):
     out: str
@@ -71,15 +76,23 @@ class RunResult(BaseModel):
 
 def _resolve_town(config: RunConfig) -> Town:
     town = load_town(config.town or default_town_path())
+    if not town.residents and not config.agents:
+        raise MemstreamError(f"the town {config.town} has no residents; add some to it, or give --agents N "
+                             "to generate N")
     return populate(town, config.agents or len(town.residents), config.seed)
 
 
 def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None) -> RunResult:
     """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
+    if out.exists() and not out.is_dir():
+        raise MemstreamError(f"--out {out} is a file; name a new or empty folder")
     if out.exists() and any(out.iterdir()):
         raise MemstreamError(f"{out} is not empty; resume it with --resume {out} or choose another --out")
     town = _resolve_town(config)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MemstreamError(f"cannot create the run folder {out} ({e.strerror}); choose another --out") from None
     (out / "config.json").write_text(config.model_dump_json(indent=2))
     (out / "town.json").write_text(town.model_dump_json(indent=2))
     return _run(out, config, town, None, progress, chat)

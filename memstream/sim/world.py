@@ -41,11 +41,11 @@ class Room(BaseModel):
 
 
 class Building(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
-    x: float
-    y: float
+    x: float = Field(ge=-1e6, le=1e6)
+    y: float = Field(ge=-1e6, le=1e6)
     rooms: list[Room] = Field(default_factory=lambda: [Room(name="main room")])
 
 
@@ -61,11 +61,11 @@ class Resident(Identity):
 
 
 class Town(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
-    vision_radius: float = Field(default=3.0, gt=0)
-    walk_speed: float = Field(default=0.1, gt=0, description="distance units per 10 s step")
+    vision_radius: float = Field(default=3.0, gt=0, le=1e6)
+    walk_speed: float = Field(default=0.1, gt=0, le=1e6, description="distance units per 10 s step")
     areas: list[Area] = Field(min_length=1)
     paths: list[tuple[str, str]] = Field(default_factory=list)
     residents: list[Resident] = Field(default_factory=list)
@@ -96,7 +96,10 @@ def load_town(path: str | Path) -> Town:
     path = Path(path)
     if not path.is_file():
         raise MemstreamError(f"no such town file: {path}")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise MemstreamError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml

@@ -93,6 +93,7 @@ class OwnerIndex:
         self.key_start = _Column(np.int64)  # memory position -> its first FAISS row
         self._importance_norm: np.ndarray | None = None
         self._last_max = -np.inf
+        self.created_max = -np.inf  # the newest creation time: a query before it must leave some out
         self._version = 0  # bumped by every add and touch
         self._static_key: tuple | None = None
         self._static: tuple[np.ndarray, np.ndarray, _Affine] | None = None
@@ -121,7 +122,23 @@ class OwnerIndex:
         self.importance.extend(importance)
         self._importance_norm = None
         self._last_max = max(self._last_max, float(self.last_access_s.values[-len(ids):].max()))
+        self.created_max = max(self.created_max, float(np.max(created_s)))
         self._version += 1
+
+    def existing_at(self, now_s: float) -> OwnerIndex:
+        """This index as it would have been at ``now_s``: only the memories created by then (a copy,
+        exact; for looking back in time, so the future never leaks into a past query)."""
+        if self.created_max <= now_s:
+            return self
+        positions = np.flatnonzero(self.created_s.values <= now_s)
+        counts = np.diff(np.append(self.key_start.values, self.n_keys))[positions]
+        rows = np.concatenate([np.arange(s, s + c) for s, c in zip(self.key_start.values[positions], counts,
+                                                                   strict=True)] or [np.zeros(0, np.int64)])
+        past = OwnerIndex(self.dim, "flat")
+        if len(positions):
+            past.add(self.ids.values[positions], self.vectors()[rows], self.created_s.values[positions],
+                     self.importance.values[positions], self.last_access_s.values[positions], counts)
+        return past
 
     def positions_of(self, ids: np.ndarray) -> np.ndarray:
         """Positions of ``ids`` (ids grow with position, so a binary search finds them)."""

@@ -6,6 +6,7 @@ memories and recalls are frozen dataclasses built in bulk on the retrieval path.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,42 @@ KNOWN_KINDS = (OBSERVATION, REFLECTION, PLAN, DIALOGUE)
 
 MIN_IMPORTANCE = 1
 MAX_IMPORTANCE = 10
+#: Largest id a citation may name (SQLite's integers are 64-bit).
+MAX_ID = 2**63 - 1
+#: Unicode categories no owner name may hold: controls, invisible formatting (zero-width space,
+#: bidi marks), surrogates, private use, unassigned, line and paragraph separators.
+HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def normalise_owner(name: str) -> str:
+    """An owner's name as stored and looked up: Unicode NFC, surrounding whitespace stripped.
+
+    So "josé" typed either way (NFC or NFD) or with a stray trailing space is one owner; a name
+    with control or invisible characters (which print like another name) is refused.
+    """
+    if not isinstance(name, str):
+        raise ValueError(f"an owner's name must be text, not {type(name).__name__}")
+    clean = unicodedata.normalize("NFC", name).strip()
+    if not clean:
+        raise ValueError("the owner's name is empty")
+    hidden = [c for c in clean if unicodedata.category(c) in HIDDEN]
+    if hidden:
+        raise ValueError(f"the owner's name {clean!r} holds invisible or control characters "
+                         f"({', '.join(repr(c) for c in hidden[:3])}); write the name in plain letters")
+    return clean
+
+
+def check_text(text: str) -> str:
+    """A memory's text: not blank, and storable (no NUL, no lone surrogate)."""
+    if not text.strip():
+        raise ValueError("text is empty")
+    if "\x00" in text:
+        raise ValueError("text holds a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("text holds a lone surrogate (not valid Unicode); fix its encoding") from None
+    return text
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +95,13 @@ class Weights(BaseModel):
     "two weeks ago", "in May 2023"; see :mod:`memstream.stream.timescope`).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
-    recency: float = Field(default=1.0, ge=0.0)
-    importance: float = Field(default=1.0, ge=0.0)
-    relevance: float = Field(default=1.0, ge=0.0)
+    recency: float = Field(default=1.0, ge=0.0, le=1e6)
+    importance: float = Field(default=1.0, ge=0.0, le=1e6)
+    relevance: float = Field(default=1.0, ge=0.0, le=1e6)
     decay: float = Field(default=0.995, gt=0.0, le=1.0)
-    time: float = Field(default=0.0, ge=0.0)
+    time: float = Field(default=0.0, ge=0.0, le=1e6)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ exactly on open. ``":memory:"`` keeps everything in RAM.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -51,7 +52,16 @@ CREATE TRIGGER IF NOT EXISTS accesses_append_only_update BEFORE UPDATE ON access
   BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS accesses_append_only_delete BEFORE DELETE ON accesses
   BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
+CREATE TRIGGER IF NOT EXISTS memories_append_only_replace BEFORE INSERT ON memories
+  WHEN EXISTS (SELECT 1 FROM memories WHERE id = NEW.id)
+  BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS accesses_append_only_replace BEFORE INSERT ON accesses
+  WHEN NEW.rowid > 0 AND EXISTS (SELECT 1 FROM accesses WHERE rowid = NEW.rowid)
+  BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
 """
+#: The triggers every stream file holds: what `memstream check` looks for.
+TRIGGERS = ("memories_append_only_update", "memories_append_only_delete", "memories_append_only_replace",
+            "accesses_append_only_update", "accesses_append_only_delete", "accesses_append_only_replace")
 
 MEMORY_COLUMNS = "id, owner, kind, text, created_at, created_s, importance, cites, metadata"
 Row = tuple[Any, ...]
@@ -60,38 +70,73 @@ Row = tuple[Any, ...]
 class Store:
     """Reads and appends the SQLite file behind a :class:`~memstream.stream.MemoryStream`."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, readonly: bool = False) -> None:
+        """Open the stream at ``path``.
+
+        ``create``: make the file if it does not exist (or is empty). ``readonly``: never write to
+        the file (what `inspect`, `recall --no-touch` and `check` do). Either way, a file that is
+        not a memstream stream is refused, never converted.
+        """
         self.path = str(path)
+        self.readonly = readonly
         in_memory = self.path == ":memory:"
-        if not in_memory and not Path(self.path).exists() and not create:
-            raise MemstreamError(f"no stream at {self.path}; create one with `memstream add` or import")
-        if not in_memory and Path(self.path).is_dir():
-            raise MemstreamError(f"{self.path} is a directory, not a stream file")
-        try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                      timeout=BUSY_TIMEOUT_S)
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
-        except sqlite3.DatabaseError:
-            raise MemstreamError(f"{self.path} is not a memstream stream (not an SQLite file)") from None
-        if tables and "meta" not in tables:
-            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream stream")
         if not in_memory:
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(_SCHEMA)
-        fmt = self.get_meta("format")
-        if fmt is None:
-            self.set_meta({"format": FORMAT, "schema_version": str(SCHEMA_VERSION)})
-        elif fmt != FORMAT:
-            raise MemstreamError(f"{self.path} is not a memstream stream (format {fmt!r})")
-        elif int(self.get_meta("schema_version") or 0) > SCHEMA_VERSION:
+            self._check_path(Path(self.path), create and not readonly)
+        try:
+            if readonly and not in_memory:
+                uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                                          timeout=BUSY_TIMEOUT_S)
+            else:
+                self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                                          timeout=BUSY_TIMEOUT_S)
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if "meta" in tables else None
+        except sqlite3.DatabaseError as e:
+            raise MemstreamError(f"{self.path} is not a memstream stream ({_reason(e)})") from None
+        if tables and (fmt is None or fmt[0] != FORMAT):
+            what = f"format {fmt[0]!r}" if fmt else f"tables {', '.join(sorted(tables)[:4])}"
+            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream stream ({what}); "
+                                 "use another file name")
+        if not tables and not create:
+            raise MemstreamError(f"{self.path} holds no stream yet; write to it with `memstream add` or `import`")
+        if tables and int(self.get_meta("schema_version") or 0) > SCHEMA_VERSION:
             raise MemstreamError(f"{self.path} was written by a newer memstream; upgrade memstream")
+        self.db.execute("PRAGMA recursive_triggers=ON")  # REPLACE's implicit deletes meet the triggers too
+        if readonly:
+            return
+        try:
+            if not in_memory:
+                self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(_SCHEMA)
+            if not tables:
+                self.set_meta({"format": FORMAT, "schema_version": str(SCHEMA_VERSION)})
+        except sqlite3.OperationalError as e:
+            raise MemstreamError(f"cannot write to {self.path} ({_reason(e)}); check its permissions, "
+                                 "or read it with a read-only command (inspect, recall --no-touch)") from None
+
+    @staticmethod
+    def _check_path(path: Path, create: bool) -> None:
+        if path.is_dir():
+            raise MemstreamError(f"{path} is a directory, not a stream file")
+        if not path.parent.is_dir():
+            raise MemstreamError(f"no folder {path.parent}; create it first, or choose another path")
+        if not path.exists():
+            if not create:
+                raise MemstreamError(f"no stream at {path}; create one with `memstream add` or `import`")
+            if not os.access(path.parent, os.W_OK):
+                raise MemstreamError(f"cannot create {path}: the folder {path.parent} is not writable")
+        elif not os.access(path, os.R_OK):
+            raise MemstreamError(f"cannot read {path}: permission denied")
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
+        if self.readonly:
+            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
         with self.db:
             self.db.execute("BEGIN")
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
@@ -104,6 +149,8 @@ class Store:
         """One write transaction that holds the file's write lock from its start (BEGIN IMMEDIATE):
         what is read inside it (the next id, say) stays true until it commits. Another process
         writing at the same time waits (up to the busy timeout) instead of failing."""
+        if self.readonly:
+            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -192,4 +239,9 @@ class Store:
 
 
 def encode_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    """Strict JSON (NaN and infinity refused: they are not JSON, and would break every later read)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _reason(error: sqlite3.Error) -> str:
+    return str(error).splitlines()[0][:80] if str(error) else type(error).__name__

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -24,12 +24,15 @@ from memstream.models.base import windows
 from memstream.stream.importance import rate_importance
 from memstream.stream.index import IndexKind, OwnerIndex
 from memstream.stream.memory import (
+    MAX_ID,
     MAX_IMPORTANCE,
     MIN_IMPORTANCE,
     OBSERVATION,
     Memory,
     Recall,
     Weights,
+    check_text,
+    normalise_owner,
 )
 from memstream.stream.store import Row, Store, encode_json
 from memstream.stream.timescope import TimeScope, time_scope
@@ -50,14 +53,26 @@ class NewMemory(BaseModel):
     kind: str = OBSERVATION
     created_at: datetime
     importance: int | None = Field(default=None, ge=MIN_IMPORTANCE, le=MAX_IMPORTANCE)
-    cites: tuple[int, ...] = ()
+    cites: tuple[Annotated[int, Field(ge=1, le=MAX_ID)], ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("owner")
+    @classmethod
+    def _owner(cls, value: str) -> str:
+        return normalise_owner(value)
 
     @field_validator("text")
     @classmethod
     def _text(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("text is empty")
+        return check_text(value)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+        try:
+            encode_json(value)
+        except (TypeError, ValueError):
+            raise ValueError("metadata must be plain JSON (no NaN or infinity)") from None
         return value
 
     @field_validator("kind")
@@ -72,6 +87,10 @@ class NewMemory(BaseModel):
     def _aware(cls, value: datetime) -> datetime:
         if value.tzinfo is None or value.utcoffset() is None:
             raise ValueError("created_at has no time zone; add one, e.g. +00:00")
+        try:
+            require_aware(value, "created_at")
+        except MemstreamError as e:
+            raise ValueError(str(e)) from None
         return value
 
 
@@ -96,12 +115,13 @@ class MemoryStream:
         weights: the default weights and decay for :meth:`retrieve`.
         index: ``"flat"`` (exact, default) or ``"hnsw"`` (approximate, for large streams).
         create: create the file if it does not exist.
+        readonly: never write to the file (retrieve with ``touch=False``); for inspecting.
     """
 
     def __init__(self, path: str | Path = ":memory:", embedder: Embedder | None = None, *,
                  chat: ChatModel | None = None, weights: Weights | None = None,
-                 index: IndexKind = "flat", create: bool = True) -> None:
-        self.store = Store(path, create=create)
+                 index: IndexKind = "flat", create: bool = True, readonly: bool = False) -> None:
+        self.store = Store(path, create=create, readonly=readonly)
         self.path = self.store.path
         self.embedder = self._check_embedder(embedder)
         self.chat = chat
@@ -120,7 +140,8 @@ class MemoryStream:
         name, dim = self.store.get_meta("embedder"), self.store.get_meta("dim")
         if name is None:
             embedder = embedder or make_embedder()
-            self.store.set_meta({"embedder": embedder.name, "dim": str(embedder.dim)})
+            if not self.store.readonly:
+                self.store.set_meta({"embedder": embedder.name, "dim": str(embedder.dim)})
             return embedder
         if embedder is None:
             return make_embedder(name)
@@ -175,8 +196,16 @@ class MemoryStream:
             self._owners[owner] = OwnerIndex(self.embedder.dim, self.index_kind)
         return self._owners[owner]
 
+    @staticmethod
+    def _name(owner: str) -> str:
+        try:
+            return normalise_owner(owner)
+        except ValueError as e:
+            raise MemstreamError(str(e)) from None
+
     def _owner(self, owner: str) -> OwnerIndex:
         self._catch_up()
+        owner = self._name(owner)
         index = self._owners.get(owner)
         if index is None or len(index) == 0:
             known = ", ".join(sorted(self._owners)[:5]) or "none yet"
@@ -286,6 +315,7 @@ class MemoryStream:
                       weights: Weights | None = None, touch: bool = True) -> list[list[Recall]]:
         """Many ``(owner, query)`` retrievals in one call: one embedding batch, one BLAS
         product per owner."""
+        requests = [(self._name(owner), query) for owner, query in requests]
         for owner, _ in requests:
             self._owner(owner)
         vectors = self.embedder.embed([q for _, q in requests])
@@ -317,6 +347,9 @@ class MemoryStream:
         if queries.shape[1] != index.dim:
             raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
         now_s = to_epoch(require_aware(now, "now"))
+        index = index.existing_at(now_s)  # a memory created after `now` is not there yet
+        if not len(index):
+            return [[] for _ in queries]
         scored = index.score(queries, now_s, weights, k, scopes)
         rows = self._rows(np.concatenate([index.ids.values[s.positions] for s in scored]).tolist())
         last = index.last_access_s.values
@@ -355,12 +388,14 @@ class MemoryStream:
 
     def memories(self, owner: str) -> list[Memory]:
         """All of ``owner``'s memories, oldest id first."""
+        owner = self._name(owner)
         index = self._owner(owner)
         last = index.last_access_s.values
         return [_memory(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
 
     def recent(self, owner: str, n: int) -> list[Memory]:
         """The owner's ``n`` newest memories (by id), oldest first."""
+        owner = self._name(owner)
         index = self._owner(owner)
         rows = self.store.recent_rows(owner, n)
         pos = index.positions_of(np.array([r[0] for r in rows], dtype=np.int64))
@@ -375,6 +410,7 @@ class MemoryStream:
         self._catch_up()
         if owner is None:
             return sum(len(ix) for ix in self._owners.values())
+        owner = self._name(owner)
         return len(self._owners[owner]) if owner in self._owners else 0
 
     def latest_time(self, owner: str) -> datetime:

@@ -71,7 +71,7 @@ def test_wrong_shapes_are_refused(tmp_path: Path) -> None:
     with pytest.raises(MemstreamError, match="is not a LongMemEval file"):
         load_longmemeval(bad)
     bad.write_text("{oops")
-    with pytest.raises(MemstreamError, match="is not JSON"):
+    with pytest.raises(MemstreamError, match="is not valid JSON"):
         load_locomo(bad)
 
 

@@ -152,7 +152,7 @@ def test_recall_plot_from_eval_json(tmp_path: Path, capsys) -> None:
     (["plot", "components", "{db}", "--agent", "Nobody", "--query", "x", "-o", "{tmp}/a.png"], "unknown agent"),
     (["plot", "components", "{db}", "--agent", OWNER, "--query", "x", "-o", "{tmp}/a.pdf"], ".png or .svg"),
     (["plot", "timeline", "{tmp}/empty.db", "--agent", OWNER, "-o", "{tmp}/a.png"], "unknown agent"),
-    (["plot", "recall", "{tmp}/nothing.json", "-o", "{tmp}/a.png"], "cannot read"),
+    (["plot", "recall", "{tmp}/nothing.json", "-o", "{tmp}/a.png"], "no such eval --json output"),
     (["plot", "decay", "{tmp}/missing.db", "--agent", OWNER, "-o", "{tmp}/a.png"], "no stream at"),
 ])
 def test_plot_bad_input(db: Path, tmp_path: Path, capsys, argv, problem) -> None:

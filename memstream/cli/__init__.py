@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
 from memstream.cli import agents, measure, stream
-from memstream.cli.common import EXIT_USAGE, Parser
+from memstream.cli.common import EXIT_USAGE, Parser, Printable, printable
 from memstream.errors import MemstreamError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -30,17 +31,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as stop:  # argparse: --help (0) or a usage error (2)
         return int(stop.code or 0)
+    sys.stdout = Printable(sys.stdout)
     try:
         return handlers[args.command](args)
     except MemstreamError as e:
-        print(f"memstream: error: {e}", file=sys.stderr)
+        print(f"memstream: error: {printable(str(e))}", file=sys.stderr)
+        return EXIT_USAGE
+    except sqlite3.DatabaseError as e:  # a file damaged under us, after it opened
+        print(f"memstream: error: a stream file is damaged ({printable(str(e))}); run memstream check on it",
+              file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:  # output piped into `head` and the like
+        sys.stderr.close()
+        return 0
+    except OSError as e:  # the file system said no: permissions, a full disk, a vanished folder
+        where = f" {e.filename}" if e.filename else ""
+        print(f"memstream: error: cannot use{printable(where)}: {e.strerror or e}; check the path and its "
+              "permissions", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("memstream: interrupted; everything committed before this is kept", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # output piped into `head` and the like
-        sys.stderr.close()
-        return 0
-
-
-
+    finally:
+        if isinstance(sys.stdout, Printable):
+            sys.stdout = sys.stdout.inner

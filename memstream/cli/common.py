@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 from memstream.errors import MemstreamError
 
@@ -19,7 +19,8 @@ EXIT_USAGE = 2
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        shown = printable(message).replace("\n", "\\n")  # one line, whatever the arguments held
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
 
 
 def positive_int(text: str) -> int:
@@ -118,4 +119,34 @@ def parse_time_arg(text: str | None, what: str) -> datetime | None:
 def short(text: str, width: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+#: Characters a terminal would act on rather than show (escape sequences, bidi overrides ...),
+#: shown as escapes instead: a memory's text cannot recolour, move or rewrite the screen.
+_HIDDEN = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0b, 0x20), 0x7f, *range(0x80, 0xa0)]}
+_HIDDEN.update({c: f"\\u{c:04x}" for c in [*range(0x202a, 0x202f), *range(0x2066, 0x206a), 0x200b, 0x200e, 0x200f]})
+
+
+def printable(text: str) -> str:
+    shown = text.translate(_HIDDEN)
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (from bytes that were not UTF-8): shown as an escape
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return shown
+
+
+class Printable:
+    """A text stream that shows control characters as escapes (newlines and tabs pass)."""
+
+    def __init__(self, inner: TextIO) -> None:
+        self.inner = inner
+
+    def write(self, text: str) -> int:
+        return self.inner.write(printable(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
 

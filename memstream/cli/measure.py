@@ -16,6 +16,7 @@ from memstream.cli.common import (
     weight_flags,
 )
 from memstream.errors import MemstreamError
+from memstream.files import read_json
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -81,10 +82,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     out = plots.check_output(args.out)
     if args.plot == "recall":
         path = Path(args.eval_json)
-        try:
-            results = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError):
-            raise MemstreamError(f"cannot read {path} as memstream eval --json output") from None
+        results = read_json(path, "eval --json output")
+        if not isinstance(results, list) or not all(isinstance(r, dict) and "retriever" in r for r in results):
+            raise MemstreamError(f"{path} is not memstream eval --json output")
         print(f"wrote {plots.save(plots.recall(results), out)}")
         return 0
     src = Path(args.src)

@@ -54,10 +54,14 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--owner")
     p.add_argument("--json", action="store_true")
 
+    p = sub.add_parser("check", help="verify a stream file: integrity, schema, triggers, vectors, citations")
+    p.add_argument("stream")
+
     p = sub.add_parser("demo", help="build a small stream from the bundled example and recall")
     p.add_argument("--out", default=":memory:", help="where to write the stream (default: RAM)")
     model_flags(p)
-    return {"add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect, "demo": cmd_demo}
+    return {"add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect, "check": cmd_check,
+            "demo": cmd_demo}
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -145,6 +149,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     for owner, n in summary["owners"].items():
         print(f"  {owner}: {n}")
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Exit 0 if the stream is sound, else 1 with one line per problem (it never changes the file)."""
+    from memstream.stream import check_file
+
+    problems = check_file(args.stream)
+    for problem in problems:
+        print(f"{args.stream}: {problem}")
+    if not problems:
+        print(f"{args.stream}: ok")
+    return 1 if problems else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -13,7 +13,6 @@ without evidence (adversarial ones, abstention ones) are left out of scoring.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memstream.errors import MemstreamError
+from memstream.files import read_json
 from memstream.models.base import windows
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
@@ -75,12 +75,7 @@ class Dataset:
 
 def _read(path: str | Path, what: str, check) -> list[dict[str, Any]]:  # noqa: ANN001
     path = Path(path)
-    if not path.is_file():
-        raise MemstreamError(f"no such file: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise MemstreamError(f"{path} is not JSON ({e})") from None
+    data = read_json(path, "file")
     if not isinstance(data, list) or not data or not all(isinstance(x, dict) and check(x) for x in data):
         raise MemstreamError(f"{path} is not {what}")
     return data

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memstream.errors import MemstreamError
+from memstream.files import read_json
 from memstream.stream.memory import normalise_owner
 
 
@@ -75,13 +75,9 @@ def _minutes(hhmm: str) -> int:
 
 
 def load_identity(path: str | Path) -> Identity:
-    path = Path(path)
-    if not path.is_file():
-        raise MemstreamError(f"no such identity file: {path}")
+    data = read_json(path, "identity file")
     try:
-        return Identity.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as e:
-        raise MemstreamError(f"{path} is not JSON ({e.msg} at line {e.lineno})") from None
+        return Identity.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "identity"

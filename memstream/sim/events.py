@@ -12,6 +12,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from memstream.errors import MemstreamError
+from memstream.files import read_text
+
 
 class EventLog:
     def __init__(self, path: Path | None) -> None:
@@ -47,4 +50,14 @@ def truncate(path: Path, lines: int) -> None:
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    events = []
+    for n, line in enumerate(read_text(path, "event log").splitlines(), 1):
+        if line.strip():
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = None
+            if not isinstance(event, dict) or not {"time", "agent", "action", "location"} <= set(event):
+                raise MemstreamError(f"{path}:{n} is not an event; resume the run (--resume) to repair its log")
+            events.append(event)
+    return events

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memstream.errors import MemstreamError
+from memstream.files import read_text
 from memstream.offline_text import content_words
 from memstream.planning.identity import Identity
 
@@ -94,12 +95,7 @@ class Town(BaseModel):
 
 def load_town(path: str | Path) -> Town:
     path = Path(path)
-    if not path.is_file():
-        raise MemstreamError(f"no such town file: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        raise MemstreamError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    text = read_text(path, "town file")
     try:
         if path.suffix.lower() in (".yaml", ".yml"):
             import yaml

@@ -12,9 +12,10 @@ from memstream.stream.memory import (
     Recall,
     Weights,
 )
+from memstream.stream.store import check_file
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 __all__ = [
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "Memory", "MemoryStream",
-    "NewMemory", "Recall", "Weights", "importance_stage", "new_memory", "rate_importance",
+    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance",
 ]

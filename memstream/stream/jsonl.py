@@ -20,6 +20,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
+from memstream.files import read_text
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 BATCH = 512
@@ -32,12 +33,7 @@ class Imported:
 
 
 def read_jsonl(path: Path) -> list[NewMemory]:
-    if not path.is_file():
-        raise MemstreamError(f"no such file: {path}")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as e:
-        raise MemstreamError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    lines = read_text(path, "file").splitlines()
     items = []
     for line_no, line in enumerate(lines, 1):
         if not line.strip():

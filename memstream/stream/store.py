@@ -245,3 +245,61 @@ def encode_json(value: Any) -> str:
 
 def _reason(error: sqlite3.Error) -> str:
     return str(error).splitlines()[0][:80] if str(error) else type(error).__name__
+
+
+def check_file(path: str | Path) -> list[str]:
+    """Every problem of the stream file at ``path``, one line each (empty if it is sound).
+
+    Reads only. Checks SQLite's integrity, the format and schema version, the append-only
+    triggers, every memory's vectors (present, of the stream's dimension) and its citations
+    (to earlier memories of the same owner).
+    """
+    path = Path(path)
+    if not path.is_file():
+        return [f"{path}: no such file"]
+    try:
+        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        return [f"{path}: cannot open ({_reason(e)})"]
+    with closing(db):
+        try:
+            return _problems(db)
+        except sqlite3.DatabaseError as e:
+            return [f"{path}: damaged ({_reason(e)})"]
+
+
+def _problems(db: sqlite3.Connection) -> list[str]:
+    problems = [f"integrity: {row[0]}" for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
+    if problems:
+        return problems[:20]
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    if not {"meta", "memories", "accesses"} <= tables:
+        return [f"not a memstream stream (tables: {', '.join(sorted(tables)) or 'none'})"]
+    meta = dict(db.execute("SELECT key, value FROM meta"))
+    if meta.get("format") != FORMAT:
+        problems.append(f"format is {meta.get('format')!r}, not {FORMAT!r}")
+    if meta.get("schema_version") != str(SCHEMA_VERSION):
+        problems.append(f"schema version {meta.get('schema_version')!r}; this memstream reads {SCHEMA_VERSION}")
+    triggers = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
+    problems += [f"append-only trigger {t} is missing" for t in TRIGGERS if t not in triggers]
+    dim = int(meta.get("dim", "0") or 0)
+    owners: dict[int, str] = {}
+    for mid, owner, cites, size in db.execute(
+            "SELECT id, owner, cites, length(embedding) FROM memories ORDER BY id"):
+        owners[mid] = owner
+        if not size or not dim or size % (4 * dim):
+            problems.append(f"memory {mid}: its vectors ({size or 0} bytes) are not {dim}-d float32 rows")
+        try:
+            cited = json.loads(cites)
+        except ValueError:
+            problems.append(f"memory {mid}: unreadable citations {cites[:40]!r}")
+            continue
+        for c in cited:
+            if c not in owners:
+                problems.append(f"memory {mid}: cites {c}, which is not an earlier memory")
+            elif owners[c] != owner:
+                problems.append(f"memory {mid} of {owner!r} cites {c} of another owner, {owners[c]!r}")
+    orphans = db.execute("SELECT COUNT(*) FROM accesses WHERE memory_id NOT IN (SELECT id FROM memories)").fetchone()
+    if orphans[0]:
+        problems.append(f"{orphans[0]} accesses name memories that do not exist")
+    return problems

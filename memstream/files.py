@@ -1,0 +1,35 @@
+"""Reading a user's files: a missing, unreadable, non-UTF-8 or non-JSON file is one clear error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memstream.errors import MemstreamError
+
+
+def read_text(path: str | Path, what: str = "file") -> str:
+    """The UTF-8 text of ``path``; :class:`MemstreamError` naming the problem if there is none."""
+    path = Path(path)
+    if not path.is_file():
+        raise MemstreamError(f"no such {what}: {path}")
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise MemstreamError(f"{path} is not UTF-8 text (byte {e.start}); save it as UTF-8") from None
+    except OSError as e:
+        raise MemstreamError(f"cannot read {path} ({e.strerror}); check its permissions") from None
+
+
+def read_json(path: str | Path, what: str = "JSON file") -> Any:
+    """The JSON value in ``path`` (strict: NaN and infinity are not JSON)."""
+    text = read_text(path, what)
+    try:
+        return json.loads(text, parse_constant=_refuse)
+    except (json.JSONDecodeError, RecursionError, ValueError) as e:
+        raise MemstreamError(f"{path} is not valid JSON ({getattr(e, 'msg', str(e))[:60]})") from None
+
+
+def _refuse(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")

@@ -56,8 +56,10 @@ Stage = Generator[Asked, Any, R]
 """A stage: yields requests, receives their parsed answers (None where unusable), returns its result."""
 
 
-def run_direct(stage: Stage[R], chat: ChatModel, problems: list[str] | None = None) -> R:
-    """Drive ``stage`` to its end, answering each yield at once with ``chat``.
+def run_direct(stage: Stage[R], chat: ChatModel, problems: list[str] | None = None, *,
+               fallback: ChatModel | None = None) -> R:
+    """Drive ``stage`` to its end, answering each yield at once with ``chat`` (and ``fallback``
+    where ``chat`` gives no usable answer; else the stage receives None).
 
     Reasons for answers that could not be had are logged and, if given, appended to ``problems``.
     """
@@ -68,7 +70,7 @@ def run_direct(stage: Stage[R], chat: ChatModel, problems: list[str] | None = No
         except StopIteration as done:
             return done.value
         requests = asked if isinstance(asked, list) else [asked]
-        answers = answer_all(chat, requests)
+        answers = answer_all(chat, requests, fallback=fallback)
         if problems is not None:
             problems.extend(r.problem for r in requests if r.problem)
         answer = answers if isinstance(asked, list) else answers[0]

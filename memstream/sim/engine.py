@@ -34,7 +34,7 @@ import simpy
 
 from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
-from memstream.models.request import Stage, answer_all, concurrently
+from memstream.models.request import Stage, answer_all, concurrently, run_direct
 from memstream.offline_text import gerund
 from memstream.planning import decompose_stage, plan_day_stage, react_stage
 from memstream.reflection import maybe_reflect_stage
@@ -109,7 +109,7 @@ class Simulation:
         """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
         now = self.now()
         facts = [(name, text) for name in self.order for text in self._identity_facts(self.agents[name].resident)]
-        ratings = self._answer_now(importance_stage([text for _, text in facts]))
+        ratings = run_direct(importance_stage([text for _, text in facts]), self.chat, fallback=self._fallback)
         for (name, text), importance in zip(facts, ratings, strict=True):
             self.write(name, text, IDENTITY, importance, now)
         self.flush()
@@ -196,18 +196,6 @@ class Simulation:
         answers = iter(answer_all(self.chat, flat, fallback=self._fallback))
         return {name: [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
                 for name, asked in pending}
-
-    def _answer_now(self, stage: Stage[Any]) -> Any:
-        """Drive a stage outside the clock (seeding), with the same batching and fallback as a round."""
-        answer = None
-        while True:
-            try:
-                asked = stage.send(answer)
-            except StopIteration as done:
-                return done.value
-            requests = asked if isinstance(asked, list) else [asked]
-            answers = answer_all(self.chat, requests, fallback=self._fallback)
-            answer = answers if isinstance(asked, list) else answers[0]
 
     def flush(self) -> None:
         """Write the buffered memories (one transaction, one embedding batch)."""

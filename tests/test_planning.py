@@ -108,7 +108,8 @@ def test_planning_over_the_openai_backend_with_a_malformed_answer(stream: Memory
         (7, "wake up", "home"), (8, "study", "library"), (12, "lunch", "cafe"), (14, "study", "library"),
         (19, "dinner", "home"), (22, "sleep", "home")])
     script = [(200, "I would rather not say."), (200, strokes),               # day: malformed, then plain text
-              (200, json.dumps({"hours": [{"hour": 9, "activity": "write a paper", "location": "library"}]})),
+              (200, json.dumps({"hours": [{"hour": h, "activity": "write a paper" if h == 9 else "read",
+                                           "location": "library"} for h in range(7, 22) if h != 10]})),
               (200, "4")]                                                     # importance of the plan memory
     with ScriptedServer(script) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", backoff_s=0.01)

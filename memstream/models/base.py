@@ -202,6 +202,54 @@ def maybe_structured(text: str, schema: type[Schema]) -> Schema | None:
         return None
 
 
+#: Longest answer the recovering reader scans (a model that rambles past this is cut off there).
+SCAN_CHARS = 20_000
+
+
+def json_values(text: str) -> list[Any]:
+    """Every JSON object or array readable in ``text``, in order, even where the text around them is
+    damaged: a stray bracket, a code fence, a preamble, an answer cut off mid-way. Where a value
+    does not parse as a whole, the values inside it still can."""
+    decoder = json.JSONDecoder()
+    text = text[:SCAN_CHARS]
+    out: list[Any] = []
+    i = 0
+    while True:
+        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
+        if not starts:
+            return out
+        start = min(starts)
+        try:
+            value, i = decoder.raw_decode(text, start)
+            out.append(value)
+        except (ValueError, RecursionError):
+            i = start + 1
+
+
+def items_of(text: str, model: type[Schema]) -> list[Schema]:
+    """Every object in the answer, at any depth, that validates as ``model``, in order."""
+    found: list[Schema] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, dict):
+            try:
+                found.append(model.model_validate(value))
+                return
+            except ValidationError:
+                pass
+            values = value.values()
+        elif isinstance(value, list):
+            values = value
+        else:
+            return
+        for v in values:
+            walk(v)
+
+    for value in json_values(text):
+        walk(value)
+    return found
+
+
 def parse_yes_no(text: str) -> bool:
     """A plain "yes ..." or "no ..." answer; :class:`StructuredOutputError` if it is neither."""
     head = text.strip().lower()

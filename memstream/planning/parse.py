@@ -1,4 +1,11 @@
-"""Reading planning answers: JSON, or plain lines like ``07:00 wake up (home)``."""
+"""Reading planning answers: JSON (whole, or every well-formed item in a damaged answer), or plain
+lines like ``07:00 wake up (home)``; then checked against what was asked.
+
+Nothing free-form becomes structure unchecked: every activity must be a short phrase
+(:func:`activity`), and an answer that falls short of the request (too few strokes, hours that
+leave the waking day uncovered, actions that do not fill their block) raises
+:class:`StructuredOutputError` naming the problem, which the runner shows the model once.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +14,14 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import maybe_structured, parse_yes_no
+from memstream.models.base import items_of, parse_yes_no
+
+#: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
+MAX_ACTIVITY_WORDS = 12
+#: Lines of the identity paragraph a model may copy into a plan; they are not activities.
+_IDENTITY_LINE = re.compile(r"\b(usually wakes|goes to bed at|lives at|occupation:|routine:|name:|age:)",
+                            re.IGNORECASE)
+_NOT_AN_ANSWER = re.compile(r"\b(as an ai|language model|i cannot|i can't)\b", re.IGNORECASE)
 
 
 class StrokeIn(BaseModel):
@@ -31,7 +45,7 @@ class Hours(BaseModel):
 
 
 class ActionIn(BaseModel):
-    minutes: int
+    minutes: int = Field(ge=1, le=24 * 60)
     activity: str
     location: str = ""
 
@@ -45,56 +59,110 @@ class Reaction(BaseModel):
     reaction: str = ""
 
 
+def activity(text: str, name: str = "") -> str:
+    """``text`` as an activity: one short line, not a line of the identity, not prose about the agent."""
+    one = " ".join(str(text).split()).strip(" .;:-\"'")
+    if name and one.lower().startswith(name.lower() + " "):
+        one = one[len(name):].strip(" ,:")  # "Klaus Mueller would ..." is prose about Klaus, not an activity
+    if not one:
+        raise StructuredOutputError("an activity is empty")
+    if _IDENTITY_LINE.search(one) or _NOT_AN_ANSWER.search(one):
+        raise StructuredOutputError(f"{one[:50]!r} is not an activity (it repeats the identity or refuses)")
+    words = len(one.split())
+    if words > MAX_ACTIVITY_WORDS or re.search(r"\b(would|should|might|could|will)\b", one, re.IGNORECASE):
+        raise StructuredOutputError(f"{one[:50]!r}... is not a short activity; write a phrase of at most "
+                                    f"{MAX_ACTIVITY_WORDS} words such as 'serve coffee at the counter'")
+    return one
+
+
+def _usable(items: list, check) -> list:  # noqa: ANN001 - items of one model, a function that raises
+    """The items that pass ``check`` (each is kept or dropped on its own)."""
+    out = []
+    for item in items:
+        try:
+            check(item)
+            out.append(item)
+        except (StructuredOutputError, ValueError):
+            continue
+    return out
+
+
 _TIMED = re.compile(r"^\s*(?:\d+[.)]\s*)?(\d{1,2}):(\d{2})\s*(?:[-–:]\s*)?(.+?)(?:\s*\(([^)]*)\))?\s*$")
 
 
 def _hhmm(h: str, m: str) -> str:
-    if not (0 <= int(h) <= 23 and 0 <= int(m) <= 59):
+    if not (h.isdigit() and m.isdigit() and 0 <= int(h) <= 23 and 0 <= int(m) <= 59):
         raise StructuredOutputError(f"time {h}:{m} is not a time of day")
     return f"{int(h):02d}:{int(m):02d}"
 
 
-def parse_strokes(text: str) -> list[StrokeIn]:
-    parsed = maybe_structured(text, Strokes)
-    if parsed:
-        try:
-            for s in parsed.strokes:
-                s.time = _hhmm(*s.time.split(":")[:2]) if ":" in s.time else _hhmm(s.time, "0")
-            return sorted(parsed.strokes, key=lambda s: s.time)
-        except (StructuredOutputError, ValueError):
-            pass
-    out = [StrokeIn(time=_hhmm(m.group(1), m.group(2)), activity=m.group(3), location=m.group(4) or "")
-           for line in text.splitlines() if (m := _TIMED.match(line))]
-    if not out:
-        raise StructuredOutputError(f"no timed plan items in the answer (began {text[:60]!r})")
-    return sorted(out, key=lambda s: s.time)
+def parse_strokes(text: str, *, at_least: int = 1, name: str = "") -> list[StrokeIn]:
+    """The day's broad strokes, in time order; fewer than ``at_least`` usable ones is a problem."""
+
+    def check(s: StrokeIn) -> None:
+        hour, _, minute = s.time.strip().partition(":")
+        s.time = _hhmm(hour, minute or "0")
+        s.activity = activity(s.activity, name)
+        s.location = " ".join(s.location.split())
+
+    found = items_of(text, StrokeIn)
+    if not found:
+        found = [StrokeIn(time=f"{m.group(1)}:{m.group(2)}", activity=m.group(3), location=m.group(4) or "")
+                 for line in text.splitlines() if (m := _TIMED.match(line))]
+    strokes = _usable(found, check)
+    if len(strokes) < at_least:
+        raise StructuredOutputError(f"{len(strokes)} usable plan items (each a time, a short activity and a place); "
+                                    f"give {at_least} or more (began {text[:40]!r})")
+    return sorted({s.time: s for s in strokes}.values(), key=lambda s: s.time)
 
 
-def parse_hours(text: str) -> list[HourIn]:
-    if parsed := maybe_structured(text, Hours):
-        return parsed.hours
-    out = [HourIn(hour=int(m.group(1)), activity=m.group(3), location=m.group(4) or "")
-           for line in text.splitlines() if (m := _TIMED.match(line)) and int(m.group(1)) <= 23]
-    if not out:
-        raise StructuredOutputError(f"no hourly items in the answer (began {text[:60]!r})")
-    return out
+def parse_hours(text: str, *, must_cover: tuple[int, ...] = (), name: str = "") -> list[HourIn]:
+    """Hour blocks; fewer than half of the hours in ``must_cover`` (the waking hours asked for) is a problem."""
+
+    def check(h: HourIn) -> None:
+        h.activity = activity(h.activity, name)
+
+    found = items_of(text, HourIn)
+    if not found:
+        found = [HourIn(hour=int(m.group(1)), activity=m.group(3), location=m.group(4) or "")
+                 for line in text.splitlines() if (m := _TIMED.match(line)) and int(m.group(1)) <= 23]
+    hours = _usable(found, check)
+    covered = {h.hour for h in hours} & set(must_cover)
+    if not hours or (must_cover and len(covered) * 2 < len(must_cover)):
+        missing = sorted(set(must_cover) - covered)
+        raise StructuredOutputError(f"the hours {', '.join(map(str, missing[:6]))}{'...' if len(missing) > 6 else ''}"
+                                    f" have no block; give one entry per hour, each a short activity")
+    return hours
 
 
-def parse_actions(text: str) -> list[ActionIn]:
-    if parsed := maybe_structured(text, Actions):
-        return parsed.actions
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(.+?)\s*\((\d+)\s*min[^)]*\)\s*$", line)
-        if m:
-            out.append(ActionIn(minutes=int(m.group(2)), activity=m.group(1)))
-    if not out:
-        raise StructuredOutputError(f"no actions with durations in the answer (began {text[:60]!r})")
-    return out
+def parse_actions(text: str, *, minutes: int = 0, name: str = "") -> list[ActionIn]:
+    """Actions in order; if ``minutes`` is given, they must fill between half and twice of it."""
+
+    def check(a: ActionIn) -> None:
+        a.activity = activity(a.activity, name)
+
+    found = items_of(text, ActionIn)
+    if not found:
+        for line in text.splitlines():
+            m = re.match(r"^\s*(?:\d+[.)]\s*|[-*]\s*)?(.+?)\s*\((\d{1,4})\s*min[^)]*\)\s*$", line)
+            if m and int(m.group(2)) >= 1:
+                found.append(ActionIn(minutes=int(m.group(2)), activity=m.group(1)))
+    actions = _usable(found, check)
+    total = sum(a.minutes for a in actions)
+    if not actions or (minutes and not minutes / 2 <= total <= 2 * minutes):
+        raise StructuredOutputError(f"the actions add up to {total} minutes; they must fill the block's {minutes}, "
+                                    "each a short activity with its minutes")
+    return actions
 
 
-def parse_reaction(text: str) -> Reaction:
-    if parsed := maybe_structured(text, Reaction):
-        return parsed
-    react = parse_yes_no(text)
-    return Reaction(react=react, reaction=text.strip()[3:].strip(" :,.-"))
+def parse_reaction(text: str, *, name: str = "") -> Reaction:
+    """Whether to react, and the reaction as a short activity (prose about the agent is refused)."""
+    found = items_of(text, Reaction)
+    if found:
+        decision = found[0]
+    else:
+        react = parse_yes_no(text)
+        decision = Reaction(react=react, reaction=text.strip()[3:].strip(" :,.-"))
+    if decision.react:
+        decision.reaction = activity(decision.reaction, name)
+    return decision

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 
 from memstream.errors import MemstreamError
 from memstream.models.base import ChatModel, one_line
@@ -66,14 +67,19 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
             extra: str = "") -> Stage[list[Block]]:
     """Hour blocks from ``start`` to midnight; an hour the model leaves out keeps the stroke in force."""
     listing = "\n".join(f"{s.time} {s.activity} ({s.location})" for s in strokes) + extra
+    waking = tuple(h for h in range(start.hour, 24)
+                   if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
-        identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing, f"{start:%H:%M}"), parse_hours)) or []
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing, f"{start:%H:%M}"),
+        partial(parse_hours, must_cover=waking, name=identity.name))) or []
     by_hour = {h.hour: h for h in hours}
     blocks, t = [], start
     while t < day + timedelta(days=1):
         end = min(t.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1), day + timedelta(days=1))
-        given = by_hour.get(t.hour)
         stroke = _stroke_at(strokes, f"{t:%H:%M}", identity)
+        given = by_hour.get(t.hour)
+        if given and (given.activity == SLEEPING) != (stroke.activity == SLEEPING):
+            given = None  # the identity's wake and bed times decide when the agent sleeps, not the model
         blocks.append(Block(t, int((end - t).total_seconds() // 60),
                             given.activity if given else stroke.activity,
                             (given.location if given and given.location else stroke.location)))
@@ -92,7 +98,8 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime) -> S
     """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream."""
     day = start_of_day(day)
     answer = yield Request(prompts.DAY_PURPOSE, prompts.day_messages(
-        identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, day)), parse_strokes)
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, day)),
+        partial(parse_strokes, at_least=prompts.MIN_STROKES, name=identity.name))
     if not answer:  # no usable plan from the model: the identity's own routine
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
             StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)]
@@ -116,7 +123,7 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
         return block
     proposed = (yield Request(prompts.ACTIONS_PURPOSE, prompts.actions_messages(
         identity.describe(), identity.name, f"{block.start:%H:%M}", f"{block.end:%H:%M}", block.minutes,
-        block.activity, block.location), parse_actions)) or []
+        block.activity, block.location), partial(parse_actions, minutes=block.minutes, name=identity.name))) or []
     block.actions = fit_actions(block, [(a.minutes, a.activity, a.location) for a in proposed])
     text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
         f"{a.activity} ({a.minutes} min)" for a in block.actions)
@@ -175,7 +182,8 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
     memories = "\n".join(f"- {one_line(r.memory.text)}"
                          for r in stream.retrieve(identity.name, observation, now=now, k=5))
     decision = yield Request(prompts.REACT_PURPOSE, prompts.react_messages(
-        identity.describe(), identity.name, f"{now:%H:%M}", action.activity, observation, memories), parse_reaction)
+        identity.describe(), identity.name, f"{now:%H:%M}", action.activity, observation, memories),
+        partial(parse_reaction, name=identity.name))
     if decision is None or not decision.react:
         return ReactDecision(False, "", plan)
     return ReactDecision(True, decision.reaction,

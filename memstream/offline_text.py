@@ -39,11 +39,29 @@ _IRREGULAR = {"be": "being", "have": "having", "lie": "lying", "die": "dying", "
 _DOUBLE = {"run", "sit", "get", "set", "shop", "swim", "stop", "plan", "chat", "jog", "put", "cut", "begin"}
 
 
+#: First words that do not start a verb phrase ("the party", "his work", "at the cafe").
+_NOT_VERBS = frozenset("""a an the his her their my our your its this that these those at in on to for from with by
+of and or but as after before during while about into onto""".split())
+
+
+def is_verb_phrase(phrase: str) -> bool:
+    """Whether ``phrase`` starts with a verb, as plan activities do ("serve coffee"): its first word is
+    a lowercase word that is not an article, a pronoun's possessive or a preposition."""
+    head = phrase.strip().split(" ", 1)[0]
+    return bool(head) and head.isalpha() and head.islower() and head not in _NOT_VERBS
+
+
+def doing(name: str, activity: str) -> str:
+    """What another agent sees: "Ann is serving coffee", or "Ann is busy with the party" for a noun phrase."""
+    return f"{name} is {gerund(activity)}" if is_verb_phrase(activity) else f"{name} is busy with {activity}"
+
+
 def gerund(phrase: str) -> str:
-    """'have breakfast' -> 'having breakfast': the first verb of a plan activity in -ing form."""
+    """'have breakfast' -> 'having breakfast': the first verb of a plan activity in -ing form.
+    Anything that is not a verb phrase is returned as it is."""
     head, _, rest = phrase.strip().partition(" ")
     word = head.lower()
-    if not word or word.endswith("ing"):
+    if not word or word.endswith("ing") or not is_verb_phrase(phrase):
         return phrase
     if word in _IRREGULAR:
         ing = _IRREGULAR[word]

@@ -31,6 +31,11 @@ def register_rules(rules: dict[str, Handler]) -> None:
     RULES.update(rules)
 
 
+def prompt_of(messages: list[Message]) -> str:
+    """The prompt a rule answers: the first user message (a system message or a retry may surround it)."""
+    return next((m["content"] for m in messages if m.get("role") == "user"), "")
+
+
 def _echo(messages: list[Message]) -> str:
     """Fallback for prompts with no rule: a short, honest non-answer."""
     last = messages[-1]["content"] if messages else ""
@@ -40,7 +45,7 @@ def _echo(messages: list[Message]) -> str:
 
 #: Bump when any offline rule changes: the call cache keys on the model's name, so a new
 #: version never replays answers the old rules gave.
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 
 class OfflineChatModel(ChatModel):

@@ -11,7 +11,7 @@ import json
 import re
 
 from memstream.models.base import Message
-from memstream.models.offline import register_rules
+from memstream.models.offline import prompt_of, register_rules
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
 from memstream.stream.offline import rate_poignancy
@@ -40,7 +40,7 @@ def _add(hhmm: str, hours: int) -> str:
 
 
 def answer_day(messages: list[Message]) -> str:
-    me = _identity(messages[0]["content"])
+    me = _identity(prompt_of(messages))
     if len(me["routine"]) >= prompts.MIN_STROKES - 1:
         strokes = [(me["wake"], "wake up and get ready", me["home"]), *me["routine"]]
     else:
@@ -59,7 +59,7 @@ def answer_day(messages: list[Message]) -> str:
 
 
 def answer_hours(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     me = _identity(content)
     strokes = [(f"{h}:{m}", a, loc) for h, m, a, loc in _STROKE.findall(content)]
     start = int(re.search(r"hour-long blocks from (\d\d):", content).group(1))
@@ -76,7 +76,7 @@ def answer_hours(messages: list[Message]) -> str:
 
 
 def answer_actions(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     minutes = int(re.search(r"fill the whole (\d+) minutes", content).group(1))
     activity = re.search(r"plans: (.+) \(at ", content).group(1)
     if activity == SLEEPING:
@@ -91,7 +91,7 @@ def answer_actions(messages: list[Message]) -> str:
 
 
 def answer_react(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     observation = re.search(r"Observation: (.+)", content).group(1)
     if rate_poignancy(observation) >= 7:
         subject = observation.split(" is ")[0] if " is " in observation else "what happened"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from memstream.models.base import Message
 
-VERSION = 1
+VERSION = 2
 DAY_PURPOSE = "planning.day"
 HOURS_PURPOSE = "planning.hours"
 ACTIONS_PURPOSE = "planning.actions"
@@ -16,28 +16,47 @@ DAY_TEMPLATE = (
     "{identity}\n\nOn the previous day: {yesterday}\n\n"
     "Today is {date}. Outline {name}'s plan for today in {lo} to {hi} broad strokes, each with the "
     "time it starts (24-hour HH:MM) and where it happens.\n"
-    'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}.'
+    'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}, each activity a '
+    "short phrase.\n"
+    'Example (for someone else): {{"strokes": [{{"time": "06:30", "activity": "wake up and get ready", '
+    '"location": "home"}}, {{"time": "08:00", "activity": "open the bakery", "location": "bakery"}}, '
+    '{{"time": "12:00", "activity": "have lunch", "location": "park"}}, {{"time": "13:00", "activity": '
+    '"bake bread for the evening", "location": "bakery"}}, {{"time": "18:00", "activity": "cook dinner", '
+    '"location": "home"}}, {{"time": "21:00", "activity": "read and go to bed", "location": "home"}}]}}'
 )
 
 HOURS_TEMPLATE = (
     "{identity}\n\n{name}'s plan for {date} in broad strokes:\n{strokes}\n\n"
     "Decompose the plan into hour-long blocks from {start} until midnight: one entry per hour, "
     "with the activity and its location (sleeping counts).\n"
-    'Answer as JSON {{"hours": [{{"hour": 7, "activity": "...", "location": "..."}}]}}.'
+    'Answer as JSON {{"hours": [{{"hour": 7, "activity": "...", "location": "..."}}]}}, one entry for '
+    "every hour, each activity a short phrase.\n"
+    'Example (for someone else, from 06:00): {{"hours": [{{"hour": 6, "activity": "wake up and get ready", '
+    '"location": "home"}}, {{"hour": 7, "activity": "have breakfast", "location": "home"}}, {{"hour": 8, '
+    '"activity": "open the bakery", "location": "bakery"}}, ...]}}'
 )
 
 ACTIONS_TEMPLATE = (
     "{identity}\n\nFrom {start} to {end} {name} plans: {activity} (at {location}).\n"
     "Decompose this into actions of {lo} to {hi} minutes each that fill the whole {minutes} minutes, "
     "in order.\n"
-    'Answer as JSON {{"actions": [{{"minutes": 10, "activity": "...", "location": "..."}}]}}.'
+    'Answer as JSON {{"actions": [{{"minutes": 10, "activity": "...", "location": "..."}}]}}, each activity a '
+    "short phrase, the minutes adding up to the whole.\n"
+    'Example (for someone else, 60 minutes of baking): {{"actions": [{{"minutes": 10, "activity": "knead the '
+    'dough", "location": "bakery"}}, {{"minutes": 15, "activity": "shape the loaves", "location": "bakery"}}, '
+    '{{"minutes": 15, "activity": "bake the loaves", "location": "bakery"}}, {{"minutes": 15, "activity": '
+    '"clean the counter", "location": "bakery"}}, {{"minutes": 5, "activity": "set out the bread", '
+    '"location": "bakery"}}]}}'
 )
 
 REACT_TEMPLATE = (
     "{identity}\n\nIt is {time}. {name} is {action}.\nObservation: {observation}\n"
     "Relevant memories:\n{memories}\n\n"
     "Should {name} react to the observation, and if so, what would be an appropriate reaction?\n"
-    'Answer as JSON {{"react": true, "reaction": "..."}} or {{"react": false, "reaction": ""}}.'
+    'Answer as JSON {{"react": true, "reaction": "..."}} or {{"react": false, "reaction": ""}}. A reaction is '
+    "what {name} does next, as a short phrase (at most 12 words), not a description.\n"
+    'Example (for someone else, who sees smoke from the kitchen): {{"react": true, "reaction": "turn off the '
+    'stove and open the window"}}'
 )
 
 

@@ -11,7 +11,7 @@ import json
 import re
 
 from memstream.models.base import Message
-from memstream.models.offline import register_rules
+from memstream.models.offline import prompt_of, register_rules
 from memstream.offline_text import content_words, frequent, names
 from memstream.reflection import prompts
 
@@ -19,7 +19,7 @@ _STATEMENT = re.compile(r"^(\d+)\. (.*)$")
 
 
 def answer_questions(messages: list[Message]) -> str:
-    text = messages[0]["content"].split("\n\nGiven only the information above")[0]
+    text = prompt_of(messages).split("\n\nGiven only the information above")[0]
     people = frequent([n for line in text.splitlines() for n in names(line)], 2)
     words = [w for line in text.splitlines() for w in content_words(line)]
     activities = frequent([w for w in words if w.endswith("ing")], 2)
@@ -38,7 +38,7 @@ def answer_questions(messages: list[Message]) -> str:
 
 
 def answer_insights(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     owner = content.splitlines()[0].removeprefix("Statements about ").strip()
     lines = content.splitlines()
     statements = {int(m.group(1)): m.group(2) for line in lines if (m := _STATEMENT.match(line))}

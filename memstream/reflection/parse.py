@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import maybe_structured
+from memstream.models.base import items_of
 
 
 class Questions(BaseModel):
@@ -16,8 +18,8 @@ class Questions(BaseModel):
 
 
 class Insight(BaseModel):
-    insight: str
-    because: list[int] = Field(default_factory=list)
+    insight: str = Field(max_length=600)
+    because: list[Annotated[int, Field(ge=-(2**31), le=2**31)]] = Field(default_factory=list)
 
 
 class Insights(BaseModel):
@@ -29,8 +31,9 @@ _BECAUSE = re.compile(r"^(.*?)\s*\(\s*because of\s*([^)]*)\)\s*\.?\s*$", re.IGNO
 
 
 def parse_questions(text: str) -> list[str]:
-    if parsed := maybe_structured(text, Questions):
-        return [q.strip() for q in parsed.questions if q.strip()]
+    found = items_of(text, Questions)
+    if found:
+        return [" ".join(q.split()) for parsed in found for q in parsed.questions if q.strip()]
     items = [m.group(1) for line in text.splitlines() if (m := _LIST_ITEM.match(line))]
     items = items or [line.strip() for line in text.splitlines() if line.strip().endswith("?")]
     if not items:
@@ -39,9 +42,11 @@ def parse_questions(text: str) -> list[str]:
 
 
 def parse_insights(text: str) -> list[Insight]:
-    """Insights with the statement numbers they cite; citations are checked by the caller."""
-    if parsed := maybe_structured(text, Insights):
-        return parsed.insights
+    """Insights with the statement numbers they cite, every well-formed one in the answer (a stray
+    bracket that breaks the whole JSON loses none of them); citations are checked by the caller."""
+    found = [i for i in items_of(text, Insight) if i.insight.strip()]
+    if found:
+        return found
     out = []
     for line in text.splitlines():
         item = _LIST_ITEM.match(line)

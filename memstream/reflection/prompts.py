@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from memstream.models.base import Message, one_line
 
-VERSION = 1
+VERSION = 2
 QUESTIONS_PURPOSE = "reflection.questions"
 INSIGHTS_PURPOSE = "reflection.insights"
 N_QUESTIONS = 3
@@ -18,15 +18,19 @@ QUESTIONS_TEMPLATE = (
     "{statements}\n\n"
     "Given only the information above, what are {n} most salient high-level questions we can "
     "answer about the subjects in the statements?\n"
-    'Answer as JSON {{"questions": ["...", "...", "..."]}} or as a numbered list.'
+    'Answer as JSON {{"questions": ["...", "...", "..."]}} or as a numbered list.\n'
+    'Example (about someone else): {{"questions": ["What is Ann most worried about at work?", '
+    '"How does Ann feel about her neighbour Ben?", "Why has Ann been sleeping badly?"]}}'
 )
 
 INSIGHTS_TEMPLATE = (
     "Statements about {owner}\n{statements}\n\n"
     "What {n} high-level insights can you infer from the above statements? "
     "(example format: insight (because of 1, 5, 3))\n"
-    'Answer as JSON {{"insights": [{{"insight": "...", "because": [1, 5, 3]}}]}} or one insight '
-    "per line in the example format."
+    'Answer as JSON {{"insights": [{{"insight": "...", "because": [1, 5, 3]}}]}} (one JSON object, every '
+    "insight in its one list) or one insight per line in the example format. Cite only the numbers above.\n"
+    'Example (about someone else): {{"insights": [{{"insight": "Ann is dedicated to her research", '
+    '"because": [2, 4]}}, {{"insight": "Ann and Ben are becoming friends", "because": [1, 3, 6]}}]}}'
 )
 
 def numbered(texts: list[str]) -> str:

@@ -35,7 +35,7 @@ import simpy
 from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
 from memstream.models.request import Stage, answer_all, concurrently, run_direct
-from memstream.offline_text import gerund
+from memstream.offline_text import doing
 from memstream.planning import decompose_stage, plan_day_stage, react_stage
 from memstream.reflection import maybe_reflect_stage
 from memstream.sim.agent import SLEEPING, Agent
@@ -320,7 +320,7 @@ class Simulation:
         new: list[tuple[str, str]] = []
         for place in places:
             for other in sorted(n for n in self._occupants(place) if n != a.name):
-                text = f"{other} is {gerund(self.agents[other].block_activity)}"[:SEEN_CHARS]
+                text = doing(other, self.agents[other].block_activity)[:SEEN_CHARS]
                 if a.seen.get(other) != text:
                     new.append((other, text))
             for key in sorted(k for k in self.objects if k.startswith(place + "/")):

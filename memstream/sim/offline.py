@@ -12,7 +12,7 @@ import json
 import re
 
 from memstream.models.base import Message
-from memstream.models.offline import register_rules
+from memstream.models.offline import prompt_of, register_rules
 from memstream.offline_text import content_words
 from memstream.sim import prompts
 
@@ -30,7 +30,7 @@ def _facts(content: str, listener: str = "") -> list[tuple[int, str]]:
 
 
 def answer_start(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     relationship = re.search(r"relationship with .+?: (.+)", content).group(1)
     other = re.search(r"Should .+? start a conversation with (.+)\?", content).group(1)
     remembered = any(other in t for _, t in _facts(content))
@@ -38,7 +38,7 @@ def answer_start(messages: list[Message]) -> str:
 
 
 def answer_turn(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
     dialogue = content.split("The conversation so far:\n", 1)[1].split("\n\nWhat does", 1)[0]
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
@@ -54,7 +54,7 @@ def answer_turn(messages: list[Message]) -> str:
 
 
 def answer_summary(messages: list[Message]) -> str:
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     name = re.search(r"from (.+?)'s point of view", content).group(1)
     said = [line.split(": ", 1) for line in content.split(":\n", 1)[1].split("\n\nIn one sentence")[0].splitlines()
             if ": " in line]
@@ -67,7 +67,7 @@ def answer_summary(messages: list[Message]) -> str:
 
 def answer_interview(messages: list[Message]) -> str:
     """Quote the remembered statements that share most words with the question (then the most important)."""
-    content = messages[0]["content"]
+    content = prompt_of(messages)
     question = set(content_words(content.split("Interviewer: ", 1)[1].split("\n", 1)[0]))
     facts = list(dict.fromkeys(t for _, t in sorted(_facts(content), key=lambda f: (
         -len(question & set(content_words(f[1]))), -f[0]))))[:3]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from memstream.models.base import Message, one_line
 from memstream.stream import Recall
 
-VERSION = 1
+VERSION = 2
 START_PURPOSE = "dialogue.start"
 TURN_PURPOSE = "dialogue"
 SUMMARY_PURPOSE = "dialogue.summary"
@@ -16,29 +16,36 @@ INTERVIEW_PURPOSE = "interview"
 MAX_TURNS = 8
 
 START_TEMPLATE = (
-    "{identity}\n\nIt is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
+    "You decide for {name}, a person in a small town (below).\n{identity}\n\nIt is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
     "{name}'s relationship with {other}: {relationship}\n"
     "What {name} remembers about {other}:\n{memories}\n\n"
-    "Should {name} start a conversation with {other}?\n"
+    "Should {name} start a conversation with {other}? People who know each other, or who share a place and "
+    "are both free, usually say hello and chat for a minute.\n"
     'Answer as JSON {{"talk": true}} or {{"talk": false}}.'
 )
 
 TURN_TEMPLATE = (
-    "{identity}\n\nIt is {time}. {name} is talking with {other} at {place}.\n"
+    "You are {name}. Stay in character: speak as {name} would, from {name}'s own memories, in one or two "
+    "sentences; never say you are an AI.\n{identity}\n\nIt is {time}. {name} is talking with {other} at {place}.\n"
     "What {name} remembers that may matter here:\n{memories}\n\n"
     "The conversation so far:\n{dialogue}\n\n"
     "What does {name} say next? End the conversation when it has run its course.\n"
-    'Answer as JSON {{"utterance": "...", "end": false}}.'
+    'Answer as JSON {{"utterance": "...", "end": false}} ("end": true when {name} says goodbye).\n'
+    'Example (someone else): {{"utterance": "Morning, Ben! Are you coming to the market on Saturday?", '
+    '"end": false}}'
 )
 
 SUMMARY_TEMPLATE = (
     "A conversation between {a} and {b}:\n{dialogue}\n\n"
     "In one sentence, from {name}'s point of view, what did {name} learn or agree on?\n"
-    'Answer as JSON {{"summary": "..."}}.'
+    'Answer as JSON {{"summary": "..."}}.\n'
+    'Example (for someone else): {{"summary": "Ben told Ann that the market moves to Saturday."}}'
 )
 
 INTERVIEW_TEMPLATE = (
-    "{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
+    "You are {name}, being interviewed. Answer in the first person, as {name}, in two or three sentences, "
+    "drawing on what you remember below; if you do not remember, say so as {name} would. Never say you are "
+    "an AI or a language model.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
     "Interviewer: {question}\n"
     "Answer as {name}, in the first person, drawing only on these memories."
 )

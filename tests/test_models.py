@@ -122,7 +122,7 @@ def test_openai_chat_retries_rate_limits_and_server_errors_over_http() -> None:
         ratings = rate_importance(chat, ["Ann got married"])
         assert ratings == [8]
         assert len(server.chat_requests) == 3
-        assert server.chat_requests[0]["messages"][-1]["content"].startswith("On the scale of 1 to 10")
+        assert server.chat_requests[0]["messages"][-1]["content"].startswith("Memory: Ann got married")
         assert rate_importance(chat, ["Ann had tea"]) == [FALLBACK_IMPORTANCE]  # retried once, then lost
         assert server.chat_requests[-1]["messages"][-1]["content"].startswith("Your answer could not be read")
         usage = chat.usage.by_purpose["importance"]

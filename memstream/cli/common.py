@@ -51,11 +51,19 @@ def endpoint_flags(p: argparse.ArgumentParser) -> None:
                    help="model requests in flight at once (default 8) [env MEMSTREAM_CONCURRENCY]")
 
 
-def model_flags(p: argparse.ArgumentParser) -> None:
+def model_flags(p: argparse.ArgumentParser, *, cache: bool = True) -> None:
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
     endpoint_flags(p)
+    if cache:
+        cache_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL "
                    "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
+
+
+def cache_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache", metavar="FILE", help="the model-call cache (default: STREAM.calls.db beside the "
+                   "stream, for any model but the offline rules): a re-run pays nothing")
+    p.add_argument("--no-cache", action="store_true", help="call the model every time")
 
 
 def weight_flags(p: argparse.ArgumentParser, default: str = "1,1,1") -> None:
@@ -94,6 +102,12 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
     embedder = make_embedder(args.embedder) if getattr(args, "embedder", None) else None
     model = make_chat_model(getattr(args, "llm", None), timeout=getattr(args, "timeout", None),
                             concurrency=getattr(args, "concurrency", None)) if chat else None
+    cache = _cache_path(path, args, model)
+    cache_existed = cache is None or cache.exists()
+    if cache is not None:
+        from memstream.models import CachedChatModel
+
+        model = CachedChatModel(model, cache)
     stream = None
     try:
         stream = MemoryStream(path, embedder, chat=model, create=create, readonly=readonly)
@@ -105,8 +119,25 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
         if not existed and not wrote:
             for suffix in ("", "-wal", "-shm"):
                 Path(path + suffix).unlink(missing_ok=True)
+        if not cache_existed:
+            model.close()
+            for suffix in ("", "-wal", "-shm"):
+                Path(str(cache) + suffix).unlink(missing_ok=True)
         raise
     stream.close()
+    if cache is not None:
+        model.close()
+
+
+def _cache_path(path: str, args: argparse.Namespace, model: object) -> Path | None:
+    """Where the CLI keeps a stream's model calls: ``--cache``, else beside the stream for a real model."""
+    if model is None or getattr(args, "no_cache", False):
+        return None
+    if getattr(args, "cache", None):
+        return Path(args.cache)
+    if path == ":memory:" or getattr(model, "name", "").startswith("offline"):
+        return None
+    return Path(path + ".calls.db")
 
 
 def parse_time_arg(text: str | None, what: str) -> datetime | None:

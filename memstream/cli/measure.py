@@ -70,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
     p.add_argument("--plot", metavar="OUT", help="draw recall@k curves (png or svg)")
     p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
-    model_flags(p)
+    model_flags(p, cache=False)
 
     return {"plot": cmd_plot, "eval": cmd_eval}
 

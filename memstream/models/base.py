@@ -29,6 +29,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {}
+"""Purpose -> the JSON schema of its answer, registered by the package that owns the prompt. A back-end
+that can constrain its output (OpenAI, vLLM, llama.cpp's server) is sent it; the parsers never rely on it."""
+
+
+def register_answer_schema(purpose: str, model: type[BaseModel]) -> None:
+    ANSWER_SCHEMAS[purpose] = model.model_json_schema()
+
+
 Call = tuple[str, list[Message]]
 """One question for a model: ``(purpose, messages)``."""
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import math
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memstream.errors import MemstreamError
-from memstream.models.base import Call, ChatModel, Completion, Embedder, Message
+from memstream.models.base import ANSWER_SCHEMAS, Call, ChatModel, Completion, Embedder, Message
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -49,12 +50,26 @@ def _is_transient(error: Exception) -> bool:
     return isinstance(error, openai.APIStatusError) and error.status_code >= 500
 
 
+class FormatRefused(Exception):  # noqa: N818 - a signal, not a failure to report
+    """The server refused the ``response_format`` it was sent (it takes another form, or none)."""
+
+
+def _refuses_format(error: Exception) -> bool:
+    import openai
+
+    text = str(error).lower()
+    return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
+            and ("response_format" in text or "json_schema" in text or "json_object" in text))
+
+
 def with_retries(call: Callable[[], T], *, retries: int, backoff_s: float, what: str) -> T:
     """Run ``call``, retrying transient API errors with exponential backoff."""
     for attempt in range(retries + 1):
         try:
             return call()
         except Exception as error:  # noqa: BLE001 - filtered by _is_transient
+            if _refuses_format(error):
+                raise FormatRefused(str(error)) from error
             if not _is_transient(error) or attempt == retries:
                 raise MemstreamError(f"{what} failed: {type(error).__name__}: {error}") from error
             delay = backoff_s * (2**attempt)
@@ -70,6 +85,8 @@ async def with_retries_async(call: Callable[[], Awaitable[T]], *, retries: int, 
         try:
             return await call()
         except Exception as error:  # noqa: BLE001 - filtered by _is_transient
+            if _refuses_format(error):
+                raise FormatRefused(str(error)) from error
             if not _is_transient(error) or attempt == retries:
                 raise MemstreamError(f"{what} failed: {type(error).__name__}: {error}") from error
             delay = backoff_s * (2**attempt)
@@ -123,11 +140,19 @@ def completion_of(response: Any, started: float) -> Completion:
                       latency_s=time.perf_counter() - started)
 
 
+#: How an answer's JSON schema is sent, most constraining first: OpenAI and vLLM take ``json_schema``;
+#: llama.cpp's server refuses it and takes a schema inside ``json_object``; ``plain`` sends none.
+STRUCTURED_MODES = ("json_schema", "json_object", "plain")
+
+
 class OpenAIChat(ChatModel):
     """Chat completions from an OpenAI-compatible endpoint; batches run concurrently.
 
-    Each request carries its purpose in an ``X-Memstream-Purpose`` header (servers ignore
-    it; a proxy or a test server can read it).
+    Where a purpose has an answer schema (``ANSWER_SCHEMAS``), it is sent as ``response_format`` so
+    the server constrains its decoding; a server that refuses one form is asked in the next
+    (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
+    (``structured_mode``). Each request carries its purpose in an ``X-Memstream-Purpose`` header
+    (servers ignore it; a proxy or a test server can read it).
     """
 
     def __init__(
@@ -150,19 +175,42 @@ class OpenAIChat(ChatModel):
         self.concurrency = int(setting(concurrency, "MEMSTREAM_CONCURRENCY", DEFAULT_CONCURRENCY,
                                        "the number of requests in flight (--concurrency)"))
         self.timeout = timeout
+        self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
+        if self.structured_mode not in STRUCTURED_MODES:
+            raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
         self._client = _client(base_url, api_key, timeout)
         self._settings = (base_url, api_key, timeout)
 
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
-        return {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
-                **params}
+        request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
+                   **params}
+        schema = ANSWER_SCHEMAS.get(purpose)
+        if schema is not None and self.structured_mode == "json_schema":
+            name = re.sub(r"[^a-zA-Z0-9_-]", "_", purpose)
+            request["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+        elif schema is not None and self.structured_mode == "json_object":
+            request["response_format"] = {"type": "json_object", "schema": schema}
+        return request
+
+    def _refused(self, mode: str, error: FormatRefused) -> None:
+        """The server refused ``mode``: step down to the next form (once per form, whoever noticed first)."""
+        if self.structured_mode == mode:
+            self.structured_mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
+            log.warning("%s refused response_format %s (%s); using %s", self.name, mode, str(error)[:80],
+                        self.structured_mode)
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
-        start = time.perf_counter()
-        response = with_retries(lambda: self._client.chat.completions.create(**self._request(purpose, messages,
-                                                                                              params)),
-                                retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
-        return completion_of(response, start)
+        while True:
+            start, mode = time.perf_counter(), self.structured_mode
+            try:
+                response = with_retries(
+                    lambda: self._client.chat.completions.create(**self._request(purpose, messages, params)),
+                    retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
+                return completion_of(response, start)
+            except FormatRefused as error:
+                if mode == "plain":
+                    raise MemstreamError(f"{self.name} ({purpose}) failed: {error}") from None
+                self._refused(mode, error)
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         """A batch is issued concurrently (asyncio, at most ``concurrency`` requests in flight), so a
@@ -177,11 +225,17 @@ class OpenAIChat(ChatModel):
 
         async def one(purpose: str, messages: list[Message]) -> Completion:
             async with limit:
-                start = time.perf_counter()
-                response = await with_retries_async(
-                    lambda: client.chat.completions.create(**self._request(purpose, messages, params)),
-                    retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
-                return completion_of(response, start)
+                while True:
+                    start, mode = time.perf_counter(), self.structured_mode
+                    try:
+                        response = await with_retries_async(
+                            lambda: client.chat.completions.create(**self._request(purpose, messages, params)),
+                            retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
+                        return completion_of(response, start)
+                    except FormatRefused as error:
+                        if mode == "plain":
+                            raise MemstreamError(f"{self.name} ({purpose}) failed: {error}") from None
+                        self._refused(mode, error)
 
         try:
             return list(await asyncio.gather(*(one(p, m) for p, m in calls)))

@@ -14,7 +14,8 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import items_of, parse_yes_no
+from memstream.models.base import items_of, parse_yes_no, register_answer_schema
+from memstream.planning import prompts
 
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
 MAX_ACTIVITY_WORDS = 12
@@ -166,3 +167,9 @@ def parse_reaction(text: str, *, name: str = "") -> Reaction:
     if decision.react:
         decision.reaction = activity(decision.reaction, name)
     return decision
+
+
+register_answer_schema(prompts.DAY_PURPOSE, Strokes)
+register_answer_schema(prompts.HOURS_PURPOSE, Hours)
+register_answer_schema(prompts.ACTIONS_PURPOSE, Actions)
+register_answer_schema(prompts.REACT_PURPOSE, Reaction)

@@ -4,13 +4,13 @@ open models work too. Anything unreadable raises :class:`StructuredOutputError`.
 from __future__ import annotations
 
 import re
-
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import items_of
+from memstream.models.base import items_of, register_answer_schema
+from memstream.reflection import prompts
 
 
 class Questions(BaseModel):
@@ -60,3 +60,7 @@ def parse_insights(text: str) -> list[Insight]:
     if not out:
         raise StructuredOutputError(f"no insights found in the answer (began {text[:60]!r})")
     return out
+
+
+register_answer_schema(prompts.QUESTIONS_PURPOSE, Questions)
+register_answer_schema(prompts.INSIGHTS_PURPOSE, Insights)

@@ -7,7 +7,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import maybe_structured, parse_structured, parse_yes_no
+from memstream.models.base import maybe_structured, parse_structured, parse_yes_no, register_answer_schema
+from memstream.sim import prompts
 
 
 class Talk(BaseModel):
@@ -50,3 +51,8 @@ def parse_answer(text: str) -> str:
     if not text.strip():
         raise StructuredOutputError("empty answer")
     return text.strip()
+
+
+register_answer_schema(prompts.START_PURPOSE, Talk)
+register_answer_schema(prompts.TURN_PURPOSE, Turn)
+register_answer_schema(prompts.SUMMARY_PURPOSE, Summary)

@@ -16,7 +16,8 @@ INTERVIEW_PURPOSE = "interview"
 MAX_TURNS = 8
 
 START_TEMPLATE = (
-    "You decide for {name}, a person in a small town (below).\n{identity}\n\nIt is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
+    "You decide for {name}, a person in a small town (below).\n{identity}\n\n"
+    "It is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
     "{name}'s relationship with {other}: {relationship}\n"
     "What {name} remembers about {other}:\n{memories}\n\n"
     "Should {name} start a conversation with {other}? People who know each other, or who share a place and "

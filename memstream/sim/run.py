@@ -299,6 +299,7 @@ def _metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder
         "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
         "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
         "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
+        "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
     }

@@ -1,0 +1,207 @@
+"""memstream against a real model: how much of what it says survives, per purpose. By hand, not in make test.
+
+Runs, against the endpoint configured (``--llm openai:MODEL`` with OPENAI_BASE_URL, see the README's
+local-model recipe), the CLI stages (importance of the bundled example's memories, a reflection, a
+day plan with its first decomposition, interviews) and a small simulation (``--agents`` of the
+default town for ``--hours`` from ``--start``), and reports per purpose: calls, seconds per call,
+the share of answers used as given (valid JSON of the asked shape, or a bare rating), recovered by
+the parser (read from a damaged or plain answer), retried, and lost (fell back); and behaviour:
+insights per reflection, strokes per plan, conversations started, the longest activity.
+
+    python benchmarks/real_model.py --llm openai:MODEL [--record tests/fixtures/real] [--json]
+
+With ``--record DIR`` every call (purpose, messages, answer) is written to ``DIR/calls.jsonl`` and
+the simulation's call cache and config to ``DIR/run/``, so tests can replay a real model's answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from memstream.models import HashEmbedder, make_chat_model, run_direct
+from memstream.models.base import Call, ChatModel, Completion
+from memstream.planning import Identity, decompose, plan_day
+from memstream.reflection import parse as reflection_parse
+from memstream.reflection import reflect
+from memstream.sim import parse as sim_parse
+from memstream.sim.events import read_events
+from memstream.sim.interview import interview_stage
+from memstream.sim.run import RunConfig, read_run, start_run
+from memstream.stream import MemoryStream
+from memstream.stream.jsonl import read_jsonl
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+STRICT: dict[str, type[BaseModel]] = {}
+
+
+def _strict_models() -> dict[str, type[BaseModel]]:
+    from memstream.planning import parse as planning_parse
+    from memstream.planning import prompts as pp
+    from memstream.reflection import prompts as rp
+    from memstream.sim import prompts as sp
+
+    return {pp.DAY_PURPOSE: planning_parse.Strokes, pp.HOURS_PURPOSE: planning_parse.Hours,
+            pp.ACTIONS_PURPOSE: planning_parse.Actions, pp.REACT_PURPOSE: planning_parse.Reaction,
+            rp.QUESTIONS_PURPOSE: reflection_parse.Questions, rp.INSIGHTS_PURPOSE: reflection_parse.Insights,
+            sp.START_PURPOSE: sim_parse.Talk, sp.TURN_PURPOSE: sim_parse.Turn, sp.SUMMARY_PURPOSE: sim_parse.Summary}
+
+
+def as_given(purpose: str, text: str) -> bool:
+    """Whether an answer is usable exactly as the model gave it (no recovery needed)."""
+    if purpose == "importance":
+        return text.strip().isdigit() and 1 <= int(text.strip()) <= 10
+    model = STRICT.get(purpose)
+    if model is None:
+        return bool(text.strip())
+    try:
+        model.model_validate_json(text.strip())
+        return True
+    except ValueError:
+        return False
+
+
+class Recorder(ChatModel):
+    """Passes every call to ``inner`` and keeps (purpose, messages, answer, seconds)."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        super().__init__()
+        self.inner, self.name = inner, inner.name
+        self.calls: list[dict[str, Any]] = []
+
+    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+        return self._generate_many([(purpose, messages)], params)[0]
+
+    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+        start = time.perf_counter()
+        out = self.inner._generate_many(calls, params)
+        each = (time.perf_counter() - start) / max(len(calls), 1)
+        for (purpose, messages), c in zip(calls, out, strict=True):
+            self.calls.append({"purpose": purpose, "messages": messages, "answer": c.text,
+                               "seconds": round(c.latency_s or each, 2)})
+        return out
+
+    @property
+    def structured_mode(self) -> str:
+        return getattr(self.inner, "structured_mode", "n/a")
+
+
+def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
+    """The stages a CLI user runs: importance, a reflection, a plan and its first decomposition."""
+    items = read_jsonl(Path(str(files("memstream") / "examples" / "isabella.jsonl")))
+    with MemoryStream(":memory:", HashEmbedder(128), chat=chat) as stream:
+        stream.extend([it.model_copy(update={"importance": None}) for it in items])  # rated by the model
+        owner = items[0].owner
+        now = stream.latest_time(owner) + timedelta(hours=1)
+        result = reflect(stream, owner, now)
+        log["reflections"].append(len(result.insights))
+        me = Identity(name=owner, age=34, traits=["friendly", "outgoing"], occupation="cafe owner",
+                      workplace="Hobbs Cafe", home="her apartment", wake="06:00", sleep="22:00",
+                      situation="planning a Valentine's Day party at the cafe")
+        plan = plan_day(stream, me, now + timedelta(days=1))
+        log["strokes"].append(len(plan.strokes))
+        waking = [b for b in plan.blocks if b.activity != "sleeping"]
+        if waking:
+            decompose(stream, me, plan, waking[0].start)
+        log["activities"] += [b.activity for b in plan.blocks] + [a.activity for b in plan.blocks for a in b.actions]
+
+
+def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[str, Any]) -> None:
+    config = RunConfig(agents=args.agents, start=datetime.fromisoformat(args.start), hours=args.hours,
+                       embedder="hash:128", llm=args.llm, timeout=args.timeout, concurrency=1)
+    result = start_run(config, out, progress=True, chat=chat)
+    events = read_events(out / "events.jsonl")
+    log["conversations"] = sum(1 for e in events if e["action"].startswith("starts a conversation"))
+    log["reflections"] += [int(e["action"].split()[1]) for e in events if e["action"].startswith("reflects:")]
+    log["strokes"] += [e["action"].count(";") + 1 for e in events if e["action"].startswith("plans the day")]
+    log["activities"] += [e["action"] for e in events if e["agent"] and not e["action"].startswith(
+        ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
+    log["sim_failures"] = result.metrics["model_failures"]
+    _, town = read_run(out)
+    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
+        for resident in town.residents[:2]:
+            for question in ("What are you doing today?", "Who did you talk to today?"):
+                answer, _ = run_direct(interview_stage(stream, resident, question, stream.latest_time(resident.name)),
+                                       chat)
+                log["interviews"].append({"agent": resident.name, "question": question, "answer": answer})
+
+
+def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
+    by: dict[str, dict[str, Any]] = defaultdict(lambda: {"calls": 0, "seconds": 0.0, "as_given": 0})
+    for c in chat.calls:
+        row = by[c["purpose"]]
+        row["calls"] += 1
+        row["seconds"] += c["seconds"]
+        row["as_given"] += as_given(c["purpose"], c["answer"])
+    rows = {}
+    for purpose, row in sorted(by.items()):
+        u = chat.usage.by_purpose.get(purpose)
+        asked = row["calls"] - (u.retried if u else 0)  # questions, not counting the retries
+        lost = u.lost if u else 0
+        rows[purpose] = {"calls": row["calls"], "s_per_call": round(row["seconds"] / row["calls"], 2),
+                         "used_as_given": round(row["as_given"] / row["calls"], 3),
+                         "retried": u.retried if u else 0, "lost": lost,
+                         "usable": round(1 - lost / max(asked, 1), 3)}
+    longest = max((len(a.split()) for a in log["activities"]), default=0)
+    return {"model": chat.name, "structured_output": chat.structured_mode, "purposes": rows,
+            "insights_per_reflection": log["reflections"], "strokes_per_plan": log["strokes"],
+            "conversations_started": log.get("conversations", 0), "longest_activity_words": longest,
+            "interviews": log["interviews"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--llm", required=True, help="openai:MODEL (OPENAI_BASE_URL names the server)")
+    parser.add_argument("--agents", type=int, default=3)
+    parser.add_argument("--hours", type=float, default=1.0)
+    parser.add_argument("--start", default="2023-02-13T07:00:00-08:00")
+    parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--record", metavar="DIR", help="write the calls and the run's cache here (test fixtures)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    STRICT.update(_strict_models())
+    chat = Recorder(make_chat_model(args.llm, timeout=args.timeout, concurrency=1))
+    log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
+    started = time.perf_counter()
+    cli_stages(chat, log)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "run"
+        simulation(chat, args, run, log)
+        if args.record:
+            target = Path(args.record)
+            (target / "run").mkdir(parents=True, exist_ok=True)
+            for name in ("config.json", "calls.db"):
+                shutil.copyfile(run / name, target / "run" / name)
+            with (target / "calls.jsonl").open("w", encoding="utf-8") as f:
+                for c in chat.calls:
+                    f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    result = {**report(chat, log), "wall_s": round(time.perf_counter() - started, 1)}
+    if args.record:
+        (Path(args.record) / "report.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.json:
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
+    print(f"model {result['model']} (structured output: {result['structured_output']}), {result['wall_s']} s")
+    print(f"{'purpose':<22}{'calls':>6}{'s/call':>8}{'as given':>10}{'retried':>9}{'lost':>6}{'usable':>8}")
+    for purpose, r in result["purposes"].items():
+        print(f"{purpose:<22}{r['calls']:>6}{r['s_per_call']:>8}{r['used_as_given']:>10.0%}{r['retried']:>9}"
+              f"{r['lost']:>6}{r['usable']:>8.0%}")
+    print(f"insights per reflection {result['insights_per_reflection']}; strokes per plan "
+          f"{result['strokes_per_plan']}; conversations started {result['conversations_started']}; longest "
+          f"activity {result['longest_activity_words']} words")
+
+
+if __name__ == "__main__":
+    main()

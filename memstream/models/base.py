@@ -259,6 +259,15 @@ def items_of(text: str, model: type[Schema]) -> list[Schema]:
     return found
 
 
+_OUT_OF_CHARACTER = re.compile(r"\b(as an ai|an ai language model|as a language model|i am an ai|i'm an ai|"
+                               r"i don't have the ability to remember|i do not have personal)\b", re.IGNORECASE)
+
+
+def out_of_character(text: str) -> bool:
+    """Whether an answer that should come from an agent comes from the model speaking as itself."""
+    return bool(_OUT_OF_CHARACTER.search(text))
+
+
 def parse_yes_no(text: str) -> bool:
     """A plain "yes ..." or "no ..." answer; :class:`StructuredOutputError` if it is neither."""
     head = text.strip().lower()

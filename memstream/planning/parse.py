@@ -14,7 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import items_of, parse_yes_no, register_answer_schema
+from memstream.models.base import items_of, out_of_character, parse_yes_no, register_answer_schema
 from memstream.planning import prompts
 
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
@@ -22,7 +22,6 @@ MAX_ACTIVITY_WORDS = 12
 #: Lines of the identity paragraph a model may copy into a plan; they are not activities.
 _IDENTITY_LINE = re.compile(r"\b(usually wakes|goes to bed at|lives at|occupation:|routine:|name:|age:)",
                             re.IGNORECASE)
-_NOT_AN_ANSWER = re.compile(r"\b(as an ai|language model|i cannot|i can't)\b", re.IGNORECASE)
 
 
 class StrokeIn(BaseModel):
@@ -67,7 +66,7 @@ def activity(text: str, name: str = "") -> str:
         one = one[len(name):].strip(" ,:")  # "Klaus Mueller would ..." is prose about Klaus, not an activity
     if not one:
         raise StructuredOutputError("an activity is empty")
-    if _IDENTITY_LINE.search(one) or _NOT_AN_ANSWER.search(one):
+    if _IDENTITY_LINE.search(one) or out_of_character(one):
         raise StructuredOutputError(f"{one[:50]!r} is not an activity (it repeats the identity or refuses)")
     words = len(one.split())
     if words > MAX_ACTIVITY_WORDS or re.search(r"\b(would|should|might|could|will)\b", one, re.IGNORECASE):

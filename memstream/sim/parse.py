@@ -7,7 +7,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import maybe_structured, parse_structured, parse_yes_no, register_answer_schema
+from memstream.models.base import (
+    maybe_structured,
+    out_of_character,
+    parse_structured,
+    parse_yes_no,
+    register_answer_schema,
+)
 from memstream.sim import prompts
 
 
@@ -31,11 +37,13 @@ def parse_talk(text: str) -> bool:
 
 
 def parse_turn(text: str) -> dict[str, Any]:
-    if turn := maybe_structured(text, Turn):
-        return {"utterance": turn.utterance.strip(), "end": turn.end}
-    if not text.strip():
+    turn = maybe_structured(text, Turn) or Turn(utterance=text.strip().strip('"'), end=False)
+    utterance = " ".join(turn.utterance.split())
+    if not utterance:
         raise StructuredOutputError("empty utterance")
-    return {"utterance": text.strip().strip('"'), "end": False}
+    if out_of_character(utterance):
+        raise StructuredOutputError("the utterance is the model speaking as itself; speak as the agent")
+    return {"utterance": utterance, "end": turn.end}
 
 
 def parse_summary(text: str) -> str:
@@ -47,9 +55,12 @@ def parse_summary(text: str) -> str:
 
 
 def parse_answer(text: str) -> str:
-    """An interview answer: any non-empty text."""
+    """An interview answer: any non-empty text in the agent's voice."""
     if not text.strip():
         raise StructuredOutputError("empty answer")
+    if out_of_character(text):
+        raise StructuredOutputError("the answer is the model speaking as itself; answer in the first person as "
+                                    "the agent, from its memories")
     return text.strip()
 
 

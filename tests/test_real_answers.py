@@ -1,0 +1,160 @@
+"""A real model's answers, recorded (tests/fixtures/real, see its README), replayed through every stage.
+
+The offline rules keep the other tests deterministic; these pin what memstream makes of what a real
+small model actually says: which answers are read, which are recovered from damage, which are
+refused with a reason, and what a simulation and the CLI stages write from them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from memstream.errors import StructuredOutputError
+from memstream.models.base import ChatModel, Completion, Message
+from memstream.models.cache import CachedChatModel
+from memstream.planning import parse as planning_parse
+from memstream.planning import prompts as planning_prompts
+from memstream.reflection import parse as reflection_parse
+from memstream.reflection import prompts as reflection_prompts
+from memstream.sim import parse as sim_parse
+from memstream.sim import prompts as sim_prompts
+from memstream.sim.events import read_events
+from memstream.sim.run import RunConfig, start_run
+from memstream.stream import check_file
+from memstream.stream.importance import parse_importance
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "real"
+CALLS = [json.loads(line) for line in (FIXTURES / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
+REPORT = json.loads((FIXTURES / "report.json").read_text(encoding="utf-8"))
+PARSERS = {
+    "importance": parse_importance,
+    planning_prompts.DAY_PURPOSE: partial(planning_parse.parse_strokes, at_least=planning_prompts.MIN_STROKES),
+    planning_prompts.HOURS_PURPOSE: planning_parse.parse_hours,
+    planning_prompts.ACTIONS_PURPOSE: planning_parse.parse_actions,
+    planning_prompts.REACT_PURPOSE: planning_parse.parse_reaction,
+    reflection_prompts.QUESTIONS_PURPOSE: reflection_parse.parse_questions,
+    reflection_prompts.INSIGHTS_PURPOSE: reflection_parse.parse_insights,
+    sim_prompts.START_PURPOSE: sim_parse.parse_talk,
+    sim_prompts.TURN_PURPOSE: sim_parse.parse_turn,
+    sim_prompts.SUMMARY_PURPOSE: sim_parse.parse_summary,
+    sim_prompts.INTERVIEW_PURPOSE: sim_parse.parse_answer,
+}
+
+
+def first_tries() -> list[dict]:
+    """The recorded answers to first questions (a retry's messages end with the runner's complaint)."""
+    return [c for c in CALLS if not c["messages"][-1]["content"].startswith("Your answer could not be read")]
+
+
+def test_the_fixtures_say_what_made_them() -> None:
+    note = (FIXTURES / "README.md").read_text(encoding="utf-8")
+    assert "Qwen2.5 Coder 1.5B Instruct" in note and "llama-cpp-python" in note
+    assert len(CALLS) >= 100 and {c["purpose"] for c in CALLS} >= {"importance", "planning.day", "dialogue"}
+
+
+def test_every_recorded_answer_is_read_or_refused_with_a_reason() -> None:
+    for call in CALLS:
+        parse = PARSERS[call["purpose"]]
+        try:
+            parse(call["answer"])
+        except (StructuredOutputError, ValueError) as e:
+            assert str(e), call  # refused, and saying why (the runner shows the model this)
+
+
+def test_most_first_answers_are_usable_for_every_purpose() -> None:
+    """The share of first answers each parser reads, pinned a little under what was measured."""
+    by: dict[str, list[bool]] = {}
+    for call in first_tries():
+        try:
+            PARSERS[call["purpose"]](call["answer"])
+            ok = True
+        except (StructuredOutputError, ValueError):
+            ok = False
+        by.setdefault(call["purpose"], []).append(ok)
+    shares = {p: sum(v) / len(v) for p, v in by.items()}
+    for purpose, share in shares.items():
+        assert share >= min(0.5, REPORT["purposes"][purpose]["usable"] - 0.05), (purpose, shares)
+
+
+def test_recovered_insights_keep_every_good_item() -> None:
+    """A real answer with its JSON broken still yields its well-formed insights."""
+    damaged = '{"insights": [{"insight": "Klaus cares about his research", "because": [2, 3]}], ' \
+              '{"insights": [{"insight": "Klaus and Maria are close", "because": [1]}, {"insight": "broken'
+    assert [i.insight for i in reflection_parse.parse_insights(damaged)] == [
+        "Klaus cares about his research", "Klaus and Maria are close"]
+    for call in CALLS:
+        if call["purpose"] == reflection_prompts.INSIGHTS_PURPOSE:
+            try:
+                insights = reflection_parse.parse_insights(call["answer"])
+            except StructuredOutputError:
+                continue
+            assert all(i.insight.strip() for i in insights)
+
+
+class Unreachable(ChatModel):
+    """Stands where the recorded model stood; a call that reaches it means the replay diverged."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def _generate(self, messages: list[Message], purpose: str, params: dict) -> Completion:
+        raise AssertionError(f"a {purpose} call was not in the recording")
+
+
+def test_the_recorded_simulation_replays_and_what_it_wrote_holds(tmp_path: Path) -> None:
+    cache = tmp_path / "recorded-calls.db"
+    shutil.copyfile(FIXTURES / "run" / "calls.db", cache)
+    config = RunConfig.model_validate_json((FIXTURES / "run" / "config.json").read_text())
+    replay = CachedChatModel(Unreachable(REPORT["model"]), cache, mode="replay")
+    result = start_run(config, tmp_path / "run", chat=replay, progress=False)
+    assert result.stopped == "finished"
+    assert result.metrics["model_failures"] == REPORT["sim_failures"]  # what was lost is counted, and the same
+    events = read_events(tmp_path / "run" / "events.jsonl")
+    assert sum(e["action"].startswith("plans the day") for e in events) >= 1
+    actions = [e["action"] for e in events if e["agent"] and not e["action"].startswith(
+        ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
+    assert actions and max(len(a.split()) for a in actions) <= planning_parse.MAX_ACTIVITY_WORDS + 2
+    assert check_file(tmp_path / "run" / "streams.db") == []  # citations within owner, vectors whole
+
+
+def test_the_recorded_cli_stages_replay(monkeypatch) -> None:
+    """The reflection and the plan the benchmark made, made again from the recording: every insight
+    cites real statements, the plan has its strokes, every activity is short."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import real_model
+
+    answers: dict[str, list[str]] = {}
+    for call in CALLS:
+        answers.setdefault(json.dumps([call["purpose"], call["messages"]]), []).append(call["answer"])
+
+    class Replay(ChatModel):
+        name = REPORT["model"]
+
+        def _generate(self, messages: list[Message], purpose: str, params: dict) -> Completion:
+            queue = answers[json.dumps([purpose, messages])]
+            return Completion(queue[0] if len(queue) == 1 else queue.pop(0))
+
+    real_model.STRICT.update(real_model._strict_models())
+    log = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
+    chat = real_model.Recorder(Replay())
+    real_model.cli_stages(chat, log)
+    assert log["reflections"] and log["reflections"][0] >= 1  # the reflection wrote cited insights
+    assert planning_prompts.MIN_STROKES <= log["strokes"][0] <= planning_prompts.MAX_STROKES
+    assert max(len(a.split()) for a in log["activities"]) <= planning_parse.MAX_ACTIVITY_WORDS
+
+
+@pytest.mark.parametrize("purpose", sorted(PARSERS))
+def test_each_parser_survives_any_text(purpose: str) -> None:
+    for text in ["", "{", "[]", "null", "9" * 5000, "\x00", '{"a": ' * 200, "As an AI language model, I cannot"]:
+        try:
+            PARSERS[purpose](text)
+        except (StructuredOutputError, ValueError):
+            pass

@@ -70,6 +70,19 @@ def test_generated_residents_are_deterministic_and_many() -> None:
     assert m.route(a.residents[-1].home, "Hobbs Cafe")[-1] == "Hobbs Cafe"
 
 
+def test_any_number_of_residents_has_names_homes_and_work() -> None:
+    """No fixed pool: past the plain names come double-barrelled ones, then numbered ones."""
+    town = load_town(default_town_path())
+    big = populate(town, 12_000, seed=1)
+    names = [r.name for r in big.residents]
+    assert len(names) == len(set(names)) == 12_000 and names == [r.name for r in populate(town, 12_000, 1).residents]
+    assert [r.name for r in populate(town, 3_000, seed=1).residents] == names[:3_000]  # the same people first
+    per_home = Counter(r.home for r in big.residents[25:])
+    assert max(per_home.values()) <= 8
+    m = Map(big)
+    assert m.within(big.vision_radius)[big.residents[-1].home]  # neighbours found without comparing all pairs
+
+
 def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path) -> None:
     start_run(config(), tmp_path / "a", progress=False)
     start_run(config(), tmp_path / "b", progress=False)

@@ -69,8 +69,7 @@ class Simulation:
         self.talk = Conversations(self.agents, stream, events, self.write, self._occupants)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
         self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
-        self.nearby = {b: sorted(o for o in self.map.buildings if self.map.area_of[o] == self.map.area_of[b]
-                                 and self.map.distance(b, o) <= town.vision_radius) for b in self.map.buildings}
+        self.nearby = self.map.within(town.vision_radius)
         self.agent_steps = 0
         self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
         self._turns: dict[str, simpy.Event] = {}   # agent -> the event it waits on

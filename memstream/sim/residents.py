@@ -1,4 +1,4 @@
-"""Seeded, deterministic residents, and room for them: a run can have 1,000 agents.
+"""Seeded, deterministic residents, and room for them: a run can have any number of agents.
 
 ``populate`` keeps the town's own residents and adds generated ones; when they would
 crowd the town's houses and workplaces (more than ``PER_HOME`` to a home, ``PER_JOB``
@@ -80,6 +80,19 @@ def _grid_paths(names: list[str], width: int) -> list[tuple[str, str]]:
     return out
 
 
+def _more_names(n: int, taken: set[str], rng: random.Random) -> list[str]:
+    """``n`` more distinct names once the plain ones are used up: double-barrelled surnames (147,000 of
+    them), then numbered ones, so no count of residents runs out of names."""
+    doubled = [f"{first} {a}-{b}" for first in FIRST for a in LAST for b in LAST if a != b]
+    rng.shuffle(doubled)
+    out = [name for name in doubled[:n] if name not in taken]
+    number = 2
+    while len(out) < n:
+        out += [f"{name} {number}" for name in doubled[: n - len(out)] if f"{name} {number}" not in taken]
+        number += 1
+    return out
+
+
 def generate_residents(town: Town, n: int, seed: int = 0, *, homes: list[str] | None = None,
                        jobs: list[tuple[str, str]] | None = None, rng: random.Random | None = None) -> list[Resident]:
     """``n`` residents with distinct names, living in ``homes`` and working at ``jobs``, deterministically.
@@ -94,9 +107,9 @@ def generate_residents(town: Town, n: int, seed: int = 0, *, homes: list[str] | 
     jobs = jobs or sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace}) \
         or [("", "")]
     names = [f"{first} {last}" for first in FIRST for last in LAST if f"{first} {last}" not in taken]
-    if n > len(names):
-        raise ValueError(f"at most {len(names)} generated residents")
     rng.shuffle(names)
+    if n > len(names):
+        names += _more_names(n - len(names), taken | set(names), random.Random(f"more names {seed}"))
     out = []
     for i, name in enumerate(names[:n]):
         occupation, workplace = jobs[i % len(jobs)]

@@ -138,6 +138,24 @@ class Map:
         names = sorted(self.buildings)
         return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
 
+    def within(self, radius: float) -> dict[str, list[str]]:
+        """For every building, the buildings of its area within ``radius`` (itself included), by name.
+
+        Buildings are put in a grid of ``radius``-sized cells, so each looks only at its own cell and
+        the eight around it: linear in the number of buildings, where comparing all pairs was quadratic
+        (seconds for a town of 10,000 residents).
+        """
+        cells: dict[tuple[str, int, int], list[str]] = {}
+        for name, b in self.buildings.items():
+            cells.setdefault((self.area_of[name], math.floor(b.x / radius), math.floor(b.y / radius)), []).append(name)
+        out = {}
+        for name, b in self.buildings.items():
+            area, cx, cy = self.area_of[name], math.floor(b.x / radius), math.floor(b.y / radius)
+            near = [o for dx in (-1, 0, 1) for dy in (-1, 0, 1) for o in cells.get((area, cx + dx, cy + dy), ())
+                    if self.distance(name, o) <= radius]
+            out[name] = sorted(near)
+        return out
+
     def distance(self, a: str, b: str) -> float:
         pa, pb = self.buildings[a], self.buildings[b]
         return math.hypot(pa.x - pb.x, pa.y - pb.y)

@@ -93,6 +93,7 @@ class OwnerIndex:
         self.key_start = _Column(np.int64)  # memory position -> its first FAISS row
         self._importance_norm: np.ndarray | None = None
         self._last_max = -np.inf
+        self._vectors: np.ndarray | None = None  # a view of FAISS's storage, renewed after an add
         self.created_max = -np.inf  # the newest creation time: a query before it must leave some out
         self._version = 0  # bumped by every add and touch
         self._static_key: tuple | None = None
@@ -116,6 +117,7 @@ class OwnerIndex:
         self.key_start.extend(self.n_keys + _offsets(keys))
         self.key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+        self._vectors = None  # FAISS may have moved its storage
         self.ids.extend(ids)
         self.created_s.extend(created_s)
         self.last_access_s.extend(created_s if last_access_s is None else last_access_s)
@@ -152,9 +154,11 @@ class OwnerIndex:
 
     def vectors(self) -> np.ndarray:
         """The stored key vectors, one row per key, read in place from FAISS (valid until the next add)."""
-        flat = self.index if self.kind == "flat" else faiss.downcast_index(self.index.storage)
-        n = self.n_keys
-        return faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
+        if self._vectors is None or len(self._vectors) != self.n_keys:
+            flat = self.index if self.kind == "flat" else faiss.downcast_index(self.index.storage)
+            n = self.n_keys
+            self._vectors = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
+        return self._vectors
 
     def _best_key(self, sims: np.ndarray) -> np.ndarray:
         """Per-key similarities (..., n_keys) to per-memory ones: each memory's best key."""

@@ -76,10 +76,11 @@ def as_given(purpose: str, text: str) -> bool:
 class Recorder(ChatModel):
     """Passes every call to ``inner`` and keeps (purpose, messages, answer, seconds)."""
 
-    def __init__(self, inner: ChatModel) -> None:
+    def __init__(self, inner: ChatModel, live: Path | None = None) -> None:
         super().__init__()
         self.inner, self.name = inner, inner.name
         self.calls: list[dict[str, Any]] = []
+        self.live = live  # every call is also appended here as it happens (to watch a long recording)
 
     def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
         return self._generate_many([(purpose, messages)], params)[0]
@@ -91,6 +92,9 @@ class Recorder(ChatModel):
         for (purpose, messages), c in zip(calls, out, strict=True):
             self.calls.append({"purpose": purpose, "messages": messages, "answer": c.text,
                                "seconds": round(c.latency_s or each, 2)})
+            if self.live:
+                with self.live.open("a", encoding="utf-8") as f:
+                    f.write(json.dumps(self.calls[-1], ensure_ascii=False) + "\n")
         return out
 
     @property
@@ -152,7 +156,7 @@ def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
         lost = u.lost if u else 0
         rows[purpose] = {"calls": row["calls"], "s_per_call": round(row["seconds"] / row["calls"], 2),
                          "used_as_given": round(row["as_given"] / row["calls"], 3),
-                         "retried": u.retried if u else 0, "lost": lost,
+                         "retried": u.retried if u else 0, "partial": u.partial if u else 0, "lost": lost,
                          "usable": round(1 - lost / max(asked, 1), 3)}
     longest = max((len(a.split()) for a in log["activities"]), default=0)
     return {"model": chat.name, "structured_output": chat.structured_mode, "purposes": rows,
@@ -172,7 +176,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     STRICT.update(_strict_models())
-    chat = Recorder(make_chat_model(args.llm, timeout=args.timeout, concurrency=1))
+    live = Path(args.record) / "calls.live.jsonl" if args.record else None
+    if live:
+        live.parent.mkdir(parents=True, exist_ok=True)
+        live.unlink(missing_ok=True)
+    chat = Recorder(make_chat_model(args.llm, timeout=args.timeout, concurrency=1), live)
     log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
     started = time.perf_counter()
     cli_stages(chat, log)
@@ -194,10 +202,11 @@ def main() -> None:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     print(f"model {result['model']} (structured output: {result['structured_output']}), {result['wall_s']} s")
-    print(f"{'purpose':<22}{'calls':>6}{'s/call':>8}{'as given':>10}{'retried':>9}{'lost':>6}{'usable':>8}")
+    print(f"{'purpose':<22}{'calls':>6}{'s/call':>8}{'as given':>10}{'retried':>9}{'partial':>9}{'lost':>6}"
+          f"{'usable':>8}")
     for purpose, r in result["purposes"].items():
         print(f"{purpose:<22}{r['calls']:>6}{r['s_per_call']:>8}{r['used_as_given']:>10.0%}{r['retried']:>9}"
-              f"{r['lost']:>6}{r['usable']:>8.0%}")
+              f"{r['partial']:>9}{r['lost']:>6}{r['usable']:>8.0%}")
     print(f"insights per reflection {result['insights_per_reflection']}; strokes per plan "
           f"{result['strokes_per_plan']}; conversations started {result['conversations_started']}; longest "
           f"activity {result['longest_activity_words']} words")

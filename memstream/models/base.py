@@ -65,6 +65,7 @@ class PurposeUsage:
     retried: int = 0   # first answer unreadable, asked again with the parse error
     unusable: int = 0  # unreadable twice: the answer was lost
     failed: int = 0    # the call failed for good (after the back-end's own retries)
+    partial: int = 0   # short of the request twice; what it did give was kept, the rest filled in
 
     @property
     def lost(self) -> int:
@@ -73,7 +74,7 @@ class PurposeUsage:
 
 
 #: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
-PROBLEMS = ("retried", "unusable", "failed")
+PROBLEMS = ("retried", "unusable", "failed", "partial")
 
 
 @dataclass

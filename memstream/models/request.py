@@ -42,12 +42,15 @@ class Request(Generic[T]):
 
     ``parse`` turns the answer's text into ``T`` or raises (a :class:`MemstreamError` or a
     ``ValueError``) naming what is wrong; the runner shows that to the model when it retries.
+    ``salvage``, if given, reads what can be kept of an answer that still falls short after the
+    retry (the hours the model did give, say), so a stage falls back item by item, not wholesale.
     After a runner has answered, ``problem`` says why no usable answer was had (None if one was).
     """
 
     purpose: str
     messages: list[Message]
     parse: Callable[[str], T]
+    salvage: Callable[[str], T] | None = None
     problem: str | None = None
 
 
@@ -128,15 +131,20 @@ def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatM
             chat.usage.count(requests[i].purpose, "retried")
         again = _complete(chat, [(requests[i].purpose, retry_messages(requests[i].messages, text, error))
                                  for i, text, error in unreadable])
-        for (i, _, first), text in zip(unreadable, again, strict=True):
+        for (i, first_text, first), text in zip(unreadable, again, strict=True):
             request = requests[i]
             try:
                 if text is None:
                     raise MemstreamError(f"the retry call failed after: {first}")
                 answers[i] = request.parse(text)
             except UNREADABLE as error:
-                request.problem = f"{request.purpose}: unreadable twice ({error})"
-                chat.usage.count(request.purpose, "unusable")
+                kept = _salvaged(request, [t for t in (text, first_text) if t])
+                if kept is not None:
+                    answers[i] = kept
+                    chat.usage.count(request.purpose, "partial")
+                else:
+                    request.problem = f"{request.purpose}: unreadable twice ({error})"
+                    chat.usage.count(request.purpose, "unusable")
     lost = [i for i, r in enumerate(requests) if r.problem]
     for i in lost:
         log.warning("%s; %s", requests[i].problem, "the offline rules stand in" if fallback else "skipped")
@@ -148,6 +156,18 @@ def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatM
             except UNREADABLE:
                 answers[i] = None
     return answers
+
+
+def _salvaged(request: Request[Any], texts: list[str]) -> Any:
+    """What ``request.salvage`` keeps of the retry's answer, else of the first; None if nothing."""
+    if request.salvage is None:
+        return None
+    for text in texts:
+        try:
+            return request.salvage(text)
+        except UNREADABLE:
+            continue
+    return None
 
 
 def retry_messages(messages: list[Message], answer: str, error: str) -> list[Message]:

@@ -103,18 +103,27 @@ class DayPlan:
 def fit_actions(block: Block, proposed: list[tuple[int, str, str]]) -> list[Action]:
     """Lay proposed ``(minutes, activity, location)`` end to end so they fill ``block`` exactly.
 
-    Durations are clamped to 5-15 minutes and adjusted so no remainder under 5 is
-    left; a shortfall is filled by continuing the block's activity, an excess is cut
+    Actions are 5-15 minutes: a longer one is split into parts of the same activity. Proposed
+    actions that fall short of the block are stretched in proportion (a plan of 20 minutes for an
+    hour takes three times as long, in the same order), never padded with filler; an excess is cut
     from the end. Only a block shorter than 5 minutes holds an action under 5.
     """
+    queue = [(max(int(m), 1), a or block.activity, loc or block.location) for m, a, loc in proposed] or [
+        (block.minutes, block.activity, block.location)]
+    total = sum(m for m, _, _ in queue)
+    if total < block.minutes:
+        queue = [(round(m * block.minutes / total), a, loc) for m, a, loc in queue]
     actions: list[Action] = []
     t, left = block.start, block.minutes
-    queue = [(int(m), a or block.activity, loc or block.location) for m, a, loc in proposed]
-    while left > 0:
-        minutes, activity, location = queue.pop(0) if queue else (MAX_ACTION, f"continue: {block.activity}",
-                                                                   block.location)
-        m = _take(minutes, left)
-        actions.append(Action(t, m, activity, location))
+    for minutes, activity, location in queue:
+        while left > 0 and minutes >= MIN_ACTION or (left > 0 and not actions):
+            m = _take(minutes, left)
+            actions.append(Action(t, m, activity, location))
+            t, left, minutes = t + timedelta(minutes=m), left - m, minutes - m
+    while left > 0:  # what rounding left over: the last action goes on
+        last = actions[-1]
+        m = _take(MAX_ACTION, left)
+        actions.append(Action(t, m, last.activity, last.location))
         t, left = t + timedelta(minutes=m), left - m
     return actions
 

@@ -27,6 +27,8 @@ from memstream.stream import PLAN, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import require_aware
 
 YESTERDAY_K = 5
+#: A day outline short of MIN_STROKES twice is still kept if it has this many (the hours fill the rest).
+SALVAGED_STROKES = 3
 
 
 def start_of_day(t: datetime) -> datetime:
@@ -71,7 +73,8 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
                    if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing, f"{start:%H:%M}"),
-        partial(parse_hours, must_cover=waking, name=identity.name))) or []
+        partial(parse_hours, must_cover=waking, name=identity.name),
+        salvage=partial(parse_hours, name=identity.name))) or []  # hours left out: the stroke in force
     by_hour = {h.hour: h for h in hours}
     blocks, t = [], start
     while t < day + timedelta(days=1):
@@ -99,7 +102,8 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime) -> S
     day = start_of_day(day)
     answer = yield Request(prompts.DAY_PURPOSE, prompts.day_messages(
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, day)),
-        partial(parse_strokes, at_least=prompts.MIN_STROKES, name=identity.name))
+        partial(parse_strokes, at_least=prompts.MIN_STROKES, name=identity.name),
+        salvage=partial(parse_strokes, at_least=SALVAGED_STROKES, name=identity.name))
     if not answer:  # no usable plan from the model: the identity's own routine
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
             StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)]
@@ -123,7 +127,8 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
         return block
     proposed = (yield Request(prompts.ACTIONS_PURPOSE, prompts.actions_messages(
         identity.describe(), identity.name, f"{block.start:%H:%M}", f"{block.end:%H:%M}", block.minutes,
-        block.activity, block.location), partial(parse_actions, minutes=block.minutes, name=identity.name))) or []
+        block.activity, block.location), partial(parse_actions, minutes=block.minutes, name=identity.name),
+        salvage=partial(parse_actions, name=identity.name))) or []  # stretched or cut to fit by fit_actions
     block.actions = fit_actions(block, [(a.minutes, a.activity, a.location) for a in proposed])
     text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
         f"{a.activity} ({a.minutes} min)" for a in block.actions)

@@ -102,6 +102,26 @@ class Recorder(ChatModel):
         return getattr(self.inner, "structured_mode", "n/a")
 
 
+class Replayed(ChatModel):
+    """A recording (``calls.jsonl``) answering again: the same question gets the same answer(s), in
+    order, with the seconds the model took; a question not in the recording is an error."""
+
+    def __init__(self, path: Path, name: str) -> None:
+        super().__init__()
+        self.name = name
+        self.answers: dict[str, list[tuple[str, float]]] = defaultdict(list)
+        for line in path.read_text(encoding="utf-8").splitlines():
+            c = json.loads(line)
+            self.answers[json.dumps([c["purpose"], c["messages"]])].append((c["answer"], c["seconds"]))
+
+    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+        queue = self.answers.get(json.dumps([purpose, messages]))
+        if not queue:
+            raise AssertionError(f"a {purpose} call is not in the recording")
+        answer, seconds = queue[0] if len(queue) == 1 else queue.pop(0)
+        return Completion(answer, latency_s=seconds)
+
+
 def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
     """The stages a CLI user runs: importance, a reflection, a plan and its first decomposition."""
     items = read_jsonl(Path(str(files("memstream") / "examples" / "isabella.jsonl")))
@@ -133,6 +153,7 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
     log["activities"] += [e["action"] for e in events if e["agent"] and not e["action"].startswith(
         ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
     log["sim_failures"] = result.metrics["model_failures"]
+    log["sim_usage"] = result.metrics["usage"]
     _, town = read_run(out)
     with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
         for resident in town.residents[:2]:
@@ -149,14 +170,19 @@ def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
         row["calls"] += 1
         row["seconds"] += c["seconds"]
         row["as_given"] += as_given(c["purpose"], c["answer"])
+    counted: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))  # the CLI stages' and the run's
+    for usage in (chat.usage.as_dict(), log.get("sim_usage", {})):
+        for purpose, u in usage.items():
+            for key in ("retried", "partial", "unusable", "failed"):
+                counted[purpose][key] += u.get(key, 0)
     rows = {}
     for purpose, row in sorted(by.items()):
-        u = chat.usage.by_purpose.get(purpose)
-        asked = row["calls"] - (u.retried if u else 0)  # questions, not counting the retries
-        lost = u.lost if u else 0
+        u = counted[purpose]
+        asked = row["calls"] - u["retried"]  # questions, not counting the retries
+        lost = u["unusable"] + u["failed"]
         rows[purpose] = {"calls": row["calls"], "s_per_call": round(row["seconds"] / row["calls"], 2),
                          "used_as_given": round(row["as_given"] / row["calls"], 3),
-                         "retried": u.retried if u else 0, "partial": u.partial if u else 0, "lost": lost,
+                         "retried": u["retried"], "partial": u["partial"], "lost": lost,
                          "usable": round(1 - lost / max(asked, 1), 3)}
     longest = max((len(a.split()) for a in log["activities"]), default=0)
     return {"model": chat.name, "structured_output": chat.structured_mode, "purposes": rows,
@@ -173,6 +199,8 @@ def main() -> None:
     parser.add_argument("--start", default="2023-02-13T07:00:00-08:00")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--record", metavar="DIR", help="write the calls and the run's cache here (test fixtures)")
+    parser.add_argument("--replay", metavar="DIR", help="answer from a recording instead of a server (its figures "
+                        "again, with this code)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     STRICT.update(_strict_models())
@@ -180,7 +208,9 @@ def main() -> None:
     if live:
         live.parent.mkdir(parents=True, exist_ok=True)
         live.unlink(missing_ok=True)
-    chat = Recorder(make_chat_model(args.llm, timeout=args.timeout, concurrency=1), live)
+    model = Replayed(Path(args.replay) / "calls.jsonl", args.llm) if args.replay else \
+        make_chat_model(args.llm, timeout=args.timeout, concurrency=1)
+    chat = Recorder(model, live)
     log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
     started = time.perf_counter()
     cli_stages(chat, log)
@@ -195,13 +225,16 @@ def main() -> None:
             with (target / "calls.jsonl").open("w", encoding="utf-8") as f:
                 for c in chat.calls:
                     f.write(json.dumps(c, ensure_ascii=False) + "\n")
-    result = {**report(chat, log), "wall_s": round(time.perf_counter() - started, 1)}
+    result = {**report(chat, log), "sim_failures": log["sim_failures"],
+              "model_seconds": round(sum(c["seconds"] for c in chat.calls), 1),
+              "wall_s": round(time.perf_counter() - started, 1)}
     if args.record:
         (Path(args.record) / "report.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
-    print(f"model {result['model']} (structured output: {result['structured_output']}), {result['wall_s']} s")
+    print(f"model {result['model']} (structured output: {result['structured_output']}), "
+          f"{result['model_seconds']} s of model time, {result['wall_s']} s wall")
     print(f"{'purpose':<22}{'calls':>6}{'s/call':>8}{'as given':>10}{'retried':>9}{'partial':>9}{'lost':>6}"
           f"{'usable':>8}")
     for purpose, r in result["purposes"].items():

@@ -7,6 +7,7 @@ refused with a reason, and what a simulation and the CLI stages write from them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import sys
@@ -69,7 +70,8 @@ def test_every_recorded_answer_is_read_or_refused_with_a_reason() -> None:
 
 
 def test_most_first_answers_are_usable_for_every_purpose() -> None:
-    """The share of first answers each parser reads, pinned a little under what was measured."""
+    """The share of first answers each parser reads (checks that need the request aside): all of them
+    were, for every purpose, when recorded; at least 95% must stay so."""
     by: dict[str, list[bool]] = {}
     for call in first_tries():
         try:
@@ -79,8 +81,9 @@ def test_most_first_answers_are_usable_for_every_purpose() -> None:
             ok = False
         by.setdefault(call["purpose"], []).append(ok)
     shares = {p: sum(v) / len(v) for p, v in by.items()}
-    for purpose, share in shares.items():
-        assert share >= min(0.5, REPORT["purposes"][purpose]["usable"] - 0.05), (purpose, shares)
+    assert set(shares) == set(PARSERS)
+    assert all(share >= 0.95 for share in shares.values()), shares
+    assert all(row["usable"] >= 0.95 for row in REPORT["purposes"].values())  # after one retry, in the run
 
 
 def test_recovered_insights_keep_every_good_item() -> None:
@@ -154,7 +157,5 @@ def test_the_recorded_cli_stages_replay(monkeypatch) -> None:
 @pytest.mark.parametrize("purpose", sorted(PARSERS))
 def test_each_parser_survives_any_text(purpose: str) -> None:
     for text in ["", "{", "[]", "null", "9" * 5000, "\x00", '{"a": ' * 200, "As an AI language model, I cannot"]:
-        try:
+        with contextlib.suppress(StructuredOutputError, ValueError):
             PARSERS[purpose](text)
-        except (StructuredOutputError, ValueError):
-            pass

@@ -180,3 +180,20 @@ def test_timeout_and_concurrency_come_from_flags_or_the_environment(monkeypatch)
     assert chat.timeout == 300 and chat.concurrency == 2
     chat = make_chat_model("openai:m", timeout=5, concurrency=32)
     assert chat.timeout == 5 and chat.concurrency == 32
+
+
+def test_an_answer_short_twice_keeps_what_it_gave_when_the_request_can_salvage_it() -> None:
+    def at_least_three(text: str) -> list[int]:
+        items = [int(x) for x in text.split()]
+        if len(items) < 3:
+            raise StructuredOutputError(f"{len(items)} items; give 3")
+        return items
+
+    def anything(text: str) -> list[int]:
+        return [int(x) for x in text.split()] or number(text)
+
+    chat = Answers("1", "7 8 9", "1 2")  # p short, q whole; p's retry still short: what it gave is kept
+    kept = Request("p", [{"role": "user", "content": "?"}], at_least_three, salvage=anything)
+    whole = Request("q", [{"role": "user", "content": "!"}], at_least_three)
+    assert answer_all(chat, [kept, whole]) == [[1, 2], [7, 8, 9]]
+    assert chat.usage.by_purpose["p"].partial == 1 and chat.usage.lost == 0 and kept.problem is None

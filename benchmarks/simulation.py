@@ -12,7 +12,8 @@ With ``--latency-ms`` the offline rules answer each request after that delay wit
 ``--concurrency`` in flight (``benchmarks/endpoint.py``): in process by default, or with
 ``--http`` through an OpenAI-compatible server on 127.0.0.1 and memstream's own HTTP client.
 ``rounds`` counts the sequential waits on the model (batches that reached it); each costs at
-least the latency, so rounds per step set the floor of the wall time.
+least the latency, so rounds per step set the floor of the wall time. ``rss_mb`` is the process's
+peak resident memory so far (run one agent count per process to read it for that count alone).
 
 Targets on 2 cores: 25 agents for a simulated day (``--agents 25 --hours 24``) under
 5 minutes; 1,000 agents for a simulated hour under 10 minutes offline, and under 5 minutes
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
 import sys
 import tempfile
 from datetime import datetime
@@ -67,7 +69,8 @@ def main() -> None:
                    "model_calls": m["model_calls"], "cache_hits": m["cache_hits"], "memories": m["memories"],
                    "latency_ms": args.latency_ms or 0, "concurrency": args.concurrency if args.latency_ms else None,
                    "http": bool(args.http and args.latency_ms is not None),
-                   "rounds": m["rounds"], "rounds_per_step": m["rounds_per_step"]}
+                   "rounds": m["rounds"], "rounds_per_step": m["rounds_per_step"],
+                   "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
 
 

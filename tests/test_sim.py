@@ -211,3 +211,10 @@ def test_a_finished_run_extends_like_a_longer_one(tmp_path: Path) -> None:
     resume_run(tmp_path / "short", hours=2, progress=False)
     start_run(config(agents=4, hours=2), tmp_path / "long", progress=False)
     assert (tmp_path / "short" / "events.jsonl").read_text() == (tmp_path / "long" / "events.jsonl").read_text()
+
+
+def test_the_offline_rules_answer_every_stage_without_a_lost_answer(tmp_path: Path) -> None:
+    """The stand-in must pass the same checks a real model's answers do (short activities, plans that
+    fill the day), for the bundled residents and generated ones alike."""
+    metrics = start_run(config(agents=80, hours=3), tmp_path / "run", progress=False).metrics
+    assert metrics["model_failures"] == 0 and metrics["retried"] == 0, metrics["lost_by_purpose"]

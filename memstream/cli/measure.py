@@ -91,7 +91,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     path = src / "streams.db" if src.is_dir() else src
     with MemoryStream(path, create=False, readonly=True) as stream:
         agent = getattr(args, "agent", None)
-        if agent and agent not in stream.owners():
+        if agent and not stream.has(agent):
             raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
         at = parse_time_arg(getattr(args, "at", None), "--at")
         if args.plot == "components":

@@ -95,7 +95,8 @@ def answer_react(messages: list[Message]) -> str:
     observation = re.search(r"Observation: (.+)", content).group(1)
     if rate_poignancy(observation) >= 7:
         subject = observation.split(" is ")[0] if " is " in observation else "what happened"
-        return json.dumps({"react": True, "reaction": f"stop and see to {subject[:60]}"})
+        subject = " ".join(subject.split(" in the ")[0].split()[:5])  # "the stove", not where it stands
+        return json.dumps({"react": True, "reaction": f"stop and see to {subject}"})
     return json.dumps({"react": False, "reaction": ""})
 
 

@@ -20,7 +20,7 @@ from memstream.planning import prompts
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
 MAX_ACTIVITY_WORDS = 12
 #: Lines of the identity paragraph a model may copy into a plan; they are not activities.
-_IDENTITY_LINE = re.compile(r"\b(usually wakes|goes to bed at|lives at|occupation:|routine:|name:|age:)",
+_IDENTITY_LINE = re.compile(r"\b(usually wakes|goes to bed at|lives at)\b|^(occupation|routine|name|age):",
                             re.IGNORECASE)
 
 

@@ -44,7 +44,7 @@ def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
 
 
 def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
-    if identity.name not in stream.owners():
+    if not stream.has(identity.name):
         return "nothing is remembered yet"
     # The day before first, ranked by the paper's score within it: a time weight above the other
     # three together lifts every memory of yesterday over every other (the score alone would

@@ -99,5 +99,5 @@ class Conversations:
         self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)
 
     def _remembered(self, owner: str, query: str, now: datetime) -> str:
-        recalls = self.stream.retrieve(owner, query, now=now, k=RECALLED) if owner in self.stream.owners() else []
+        recalls = self.stream.retrieve(owner, query, now=now, k=RECALLED) if self.stream.has(owner) else []
         return prompts.memory_lines(recalls)

@@ -64,7 +64,7 @@ def import_jsonl(stream: MemoryStream, path: Path, *, progress: bool = True) -> 
 def import_items(stream: MemoryStream, items: list[NewMemory], *, progress: bool = True) -> Imported:
     """Append the records the stream does not hold yet, in batches; how many were written and skipped."""
     held = Counter((m.owner, m.kind, m.text, m.created_at.timestamp())
-                   for owner in {it.owner for it in items} if owner in stream.owners()
+                   for owner in {it.owner for it in items} if stream.has(owner)
                    for m in stream.memories(owner))
     fresh = []
     for item in items:

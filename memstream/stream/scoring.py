@@ -46,7 +46,9 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     if k >= n:
         candidates = np.arange(n)
     else:
-        kth = np.partition(scores, n - k)[n - k]
-        candidates = np.flatnonzero(scores >= kth)
+        candidates = np.argpartition(scores, n - k)[n - k:]
+        kth = scores[candidates].min()
+        if np.count_nonzero(scores >= kth) > k:  # ties at the cut: keep every tied position
+            candidates = np.flatnonzero(scores >= kth)
     order = np.lexsort((-candidates, -scores[candidates]))
     return candidates[order[:k]]

@@ -129,6 +129,7 @@ class MemoryStream:
         self.index_kind = index
         self._owners: dict[str, OwnerIndex] = {}
         self._row_cache: dict[int, _Parsed] = {}
+        self._names: dict[str, str] = {}  # owner as given -> as stored
         self._max_id = 0          # the newest memory in the indexes
         self._access_rowid = 0    # the newest access applied to them
         self._seen_version = -1   # the file's data version when they were last brought up to date
@@ -196,12 +197,17 @@ class MemoryStream:
             self._owners[owner] = OwnerIndex(self.embedder.dim, self.index_kind)
         return self._owners[owner]
 
-    @staticmethod
-    def _name(owner: str) -> str:
-        try:
-            return normalise_owner(owner)
-        except ValueError as e:
-            raise MemstreamError(str(e)) from None
+    def _name(self, owner: str) -> str:
+        """``owner`` as stored (normalised; remembered, as every retrieval names its owner)."""
+        name = self._names.get(owner)
+        if name is None:
+            try:
+                name = normalise_owner(owner)
+            except ValueError as e:
+                raise MemstreamError(str(e)) from None
+            if len(self._names) < 100_000:
+                self._names[owner] = name
+        return name
 
     def _owner(self, owner: str) -> OwnerIndex:
         self._catch_up()
@@ -401,6 +407,12 @@ class MemoryStream:
         pos = index.positions_of(np.array([r[0] for r in rows], dtype=np.int64))
         last = index.last_access_s.values
         return [_memory(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
+
+    def has(self, owner: str) -> bool:
+        """Whether ``owner`` has any memory (constant time: a simulation asks this for every agent)."""
+        self._catch_up()
+        index = self._owners.get(self._name(owner))
+        return index is not None and len(index) > 0
 
     def owners(self) -> list[str]:
         self._catch_up()

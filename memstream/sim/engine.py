@@ -68,6 +68,11 @@ class Simulation:
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.talk = Conversations(self.agents, stream, events, self.write, self._occupants)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
+        self._things = [(b.name, f"{b.name}/{r.name}/{t.name}", t)  # every object, in the town's order
+                        for a in town.areas for b in a.buildings for r in b.rooms for t in r.objects]
+        self._things_at: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # building -> its objects
+        for building, key, thing in sorted(self._things, key=lambda x: x[1]):
+            self._things_at[building].append((key, key.split("/")[1], thing.name))
         self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
         self.nearby = self.map.within(town.vision_radius)
         self.agent_steps = 0
@@ -322,8 +327,9 @@ class Simulation:
                 text = doing(other, self.agents[other].block_activity)[:SEEN_CHARS]
                 if a.seen.get(other) != text:
                     new.append((other, text))
-            for key in sorted(k for k in self.objects if k.startswith(place + "/")):
-                _, room, thing = key.split("/")
+            for key, room, thing in self._things_at.get(place, ()):
+                if key not in self.objects:
+                    continue
                 text = f"the {thing} in the {room} of {place} is {self.objects[key]}"
                 if a.seen.get(key) != text:
                     new.append((key, text))
@@ -342,15 +348,11 @@ class Simulation:
             a = self.agents[name]
             if not a.route:
                 busy[a.location].append(a.activity.lower())
-        for area in self.town.areas:
-            for building in area.buildings:
-                acts = busy.get(building.name, [])
-                for room in building.rooms:
-                    for thing in room.objects:
-                        key = f"{building.name}/{room.name}/{thing.name}"
-                        used = any(u in act for act in acts for u in thing.uses)
-                        state = thing.active if used else thing.idle
-                        if self.objects.get(key, thing.idle) != state:
-                            self.versions[building.name] += 1
-                            self.events.log(self.now(), "", f"the {thing.name} is {state}", building.name)
-                        self.objects[key] = state
+        for building, key, thing in self._things:
+            acts = busy.get(building, ())
+            used = any(u in act for act in acts for u in thing.uses)
+            state = thing.active if used else thing.idle
+            if self.objects.get(key, thing.idle) != state:
+                self.versions[building] += 1
+                self.events.log(self.now(), "", f"the {thing.name} is {state}", building)
+            self.objects[key] = state

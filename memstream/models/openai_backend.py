@@ -178,7 +178,7 @@ class OpenAIChat(ChatModel):
         self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
         if self.structured_mode not in STRUCTURED_MODES:
             raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
-        self._client = _client(base_url, api_key, timeout)
+        _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
 
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
@@ -200,23 +200,11 @@ class OpenAIChat(ChatModel):
                         self.structured_mode)
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
-        while True:
-            start, mode = time.perf_counter(), self.structured_mode
-            try:
-                response = with_retries(
-                    lambda: self._client.chat.completions.create(**self._request(purpose, messages, params)),
-                    retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
-                return completion_of(response, start)
-            except FormatRefused as error:
-                if mode == "plain":
-                    raise MemstreamError(f"{self.name} ({purpose}) failed: {error}") from None
-                self._refused(mode, error)
+        return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         """A batch is issued concurrently (asyncio, at most ``concurrency`` requests in flight), so a
         serving engine such as vLLM can batch it; answers come back in order."""
-        if len(calls) <= 1:
-            return [self._generate(messages, purpose, params) for purpose, messages in calls]
         return run_coroutine(self._abatch(calls, params))
 
     async def _abatch(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from memstream.models.base import Message, one_line
 from memstream.stream import Recall
 
-VERSION = 2
+VERSION = 3
 START_PURPOSE = "dialogue.start"
 TURN_PURPOSE = "dialogue"
 SUMMARY_PURPOSE = "dialogue.summary"
@@ -22,7 +22,8 @@ START_TEMPLATE = (
     "What {name} remembers about {other}:\n{memories}\n\n"
     "Should {name} start a conversation with {other}? People who know each other, or who share a place and "
     "are both free, usually say hello and chat for a minute.\n"
-    'Answer as JSON {{"talk": true}} or {{"talk": false}}.'
+    'Answer as JSON {{"talk": true}} or {{"talk": false}}.\n'
+    'Example (someone else, who meets a neighbour they know at the market, both free): {{"talk": true}}'
 )
 
 TURN_TEMPLATE = (
@@ -48,7 +49,9 @@ INTERVIEW_TEMPLATE = (
     "drawing on what you remember below; if you do not remember, say so as {name} would. Never say you are "
     "an AI or a language model.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
     "Interviewer: {question}\n"
-    "Answer as {name}, in the first person, drawing only on these memories."
+    "Answer as {name}, in the first person, drawing only on these memories.\n"
+    'Example (someone else, asked what they are working on): "I\'m getting the bakery ready for Saturday\'s '
+    'market; I\'ve been baking since six."'
 )
 
 

@@ -36,13 +36,6 @@ def start_of_day(t: datetime) -> datetime:
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
-    chat = chat or stream.chat
-    if chat is None:
-        raise ValueError("planning needs a chat model (MemoryStream(chat=...) or chat=...)")
-    return chat
-
-
 def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
     if not stream.has(identity.name):
         return "nothing is remembered yet"
@@ -117,7 +110,7 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime) -> S
 
 def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:
     """:func:`plan_day_stage`, answered at once (by ``chat``, else the stream's model)."""
-    return run_direct(plan_day_stage(stream, identity, day), _chat(stream, chat))
+    return run_direct(plan_day_stage(stream, identity, day), stream.chat_for("planning", chat))
 
 
 def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime) -> Stage[Block]:
@@ -144,7 +137,7 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
 def decompose(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime, *,
               chat: ChatModel | None = None) -> Block:
     """:func:`decompose_stage`, answered at once."""
-    return run_direct(decompose_stage(stream, identity, plan, t), _chat(stream, chat))
+    return run_direct(decompose_stage(stream, identity, plan, t), stream.chat_for("planning", chat))
 
 
 @dataclass
@@ -198,7 +191,7 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
 def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
           chat: ChatModel | None = None) -> ReactDecision:
     """:func:`react_stage` on the owner's current plan (read back from the stream), answered at once."""
-    chat = _chat(stream, chat)
+    chat = stream.chat_for("planning", chat)
     plan, identity = current_plan(stream, owner, require_aware(now, "now"))
     return run_direct(react_stage(stream, plan, identity, observation, now), chat)
 
@@ -238,4 +231,5 @@ def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observ
 def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
            now: datetime, *, chat: ChatModel | None = None) -> DayPlan:
     """:func:`replan_stage`, answered at once."""
-    return run_direct(replan_stage(stream, plan, identity, observation, reaction, now), _chat(stream, chat))
+    return run_direct(replan_stage(stream, plan, identity, observation, reaction, now),
+                      stream.chat_for("planning", chat))

@@ -84,18 +84,11 @@ def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime,
 def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
                   threshold: int = THRESHOLD) -> ReflectionResult | None:
     """:func:`maybe_reflect_stage`, answered at once."""
-    return run_direct(maybe_reflect_stage(stream, owner, now, threshold), _chat(stream, chat))
+    return run_direct(maybe_reflect_stage(stream, owner, now, threshold), stream.chat_for("reflection", chat))
 
 
 def _depth(memory: Memory) -> int:
     return int(memory.metadata.get("depth", 0))
-
-
-def _chat(stream: MemoryStream, chat: ChatModel | None) -> ChatModel:
-    chat = chat or stream.chat
-    if chat is None:
-        raise ValueError("reflection needs a chat model (MemoryStream(chat=...) or chat=...)")
-    return chat
 
 
 def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
@@ -143,7 +136,7 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
 def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
             evidence_k: int = EVIDENCE_K) -> ReflectionResult:
     """:func:`reflect_stage`, answered at once (by ``chat``, else the stream's model)."""
-    return run_direct(reflect_stage(stream, owner, now, evidence_k), _chat(stream, chat))
+    return run_direct(reflect_stage(stream, owner, now, evidence_k), stream.chat_for("reflection", chat))
 
 
 def _note_problem(result: ReflectionResult, request: Request) -> None:

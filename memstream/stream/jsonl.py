@@ -21,6 +21,7 @@ from tqdm import tqdm
 
 from memstream.errors import MemstreamError
 from memstream.files import read_text
+from memstream.stream.memory import Memory
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 BATCH = 512
@@ -51,7 +52,7 @@ def read_jsonl(path: Path) -> list[NewMemory]:
     return items
 
 
-def content_key(item: NewMemory) -> tuple[str, str, str, float]:
+def content_key(item: NewMemory | Memory) -> tuple[str, str, str, float]:
     """What makes a record the same record: its owner, kind, text and creation time."""
     return item.owner, item.kind, item.text, item.created_at.timestamp()
 
@@ -63,8 +64,7 @@ def import_jsonl(stream: MemoryStream, path: Path, *, progress: bool = True) -> 
 
 def import_items(stream: MemoryStream, items: list[NewMemory], *, progress: bool = True) -> Imported:
     """Append the records the stream does not hold yet, in batches; how many were written and skipped."""
-    held = Counter((m.owner, m.kind, m.text, m.created_at.timestamp())
-                   for owner in {it.owner for it in items} if stream.has(owner)
+    held = Counter(content_key(m) for owner in {it.owner for it in items} if stream.has(owner)
                    for m in stream.memories(owner))
     fresh = []
     for item in items:

@@ -408,6 +408,13 @@ class MemoryStream:
         last = index.last_access_s.values
         return [_memory(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
 
+    def chat_for(self, stage: str, chat: ChatModel | None = None) -> ChatModel:
+        """The model a stage asks: ``chat`` if given, else the stream's own; ValueError if neither."""
+        chat = chat or self.chat
+        if chat is None:
+            raise ValueError(f"{stage} needs a chat model (MemoryStream(chat=...) or chat=...)")
+        return chat
+
     def has(self, owner: str) -> bool:
         """Whether ``owner`` has any memory (constant time: a simulation asks this for every agent)."""
         self._catch_up()

@@ -134,12 +134,12 @@ def test_news_spreads_through_conversation() -> None:
     chat = OfflineChatModel()
     stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
     fact = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th at 5pm"
-    stream.add("Isabella Rodriguez", fact, at=START - timedelta(hours=1), importance=9)
+    stream.add("Isabella Rodriguez", fact, at=START - timedelta(hours=1), importance=9, kind="thought")
     sim = Simulation(town, pair, stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=2))
-    heard = [m.text for m in stream.memories("Maria Lopez") if "Valentine's Day party" in m.text]
-    assert heard, "Maria never heard about the party"
-    assert any(m.kind == "dialogue" and "told Maria Lopez" in m.text for m in stream.memories("Maria Lopez"))
+    heard = [m for m in stream.memories("Maria Lopez") if "Valentine's Day party" in m.text]
+    assert any(m.kind == "dialogue" for m in heard), "Maria never heard about the party"
+    assert any(m.kind == "thought" and m.text.startswith("Isabella Rodriguez told Maria Lopez that") for m in heard)
 
 
 class FlakyChat(OfflineChatModel):

@@ -60,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
     endpoint_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
+    weight_flags(p, default=None)
 
     p = sub.add_parser("replay", help="print a run's event log as a story")
     p.add_argument("run")
@@ -151,6 +152,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
     if args.resume:
+        if args.weights is not None or args.decay is not None:
+            raise MemstreamError("a run keeps the retrieval weights it started with; drop --weights/--decay to "
+                                 "resume it, or start a new run with them")
         result = resume_run(Path(args.resume), hours=args.hours, timeout=args.timeout,
                             concurrency=args.concurrency, max_calls=args.max_calls)
     else:
@@ -159,7 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             config = RunConfig(town=args.town, agents=args.agents, start=start, hours=args.hours or 3.0,
                                step_seconds=args.step_seconds, llm=args.llm or "offline",
                                embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls,
-                               timeout=args.timeout, concurrency=args.concurrency)
+                               timeout=args.timeout, concurrency=args.concurrency, weights=parse_weights(args))
         except ValidationError as e:
             raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
         out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")

@@ -66,11 +66,13 @@ def cache_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="call the model every time")
 
 
-def weight_flags(p: argparse.ArgumentParser, default: str = "1,1,1") -> None:
+def weight_flags(p: argparse.ArgumentParser, default: str | None = "1,1,1") -> None:
+    """--weights and --decay; with ``default=None`` they are None unless given (a run keeps its own)."""
     p.add_argument("--weights", metavar="REC,IMP,REL[,TIME]", default=default,
                    help="weights of recency, importance and relevance (1,1,1 is the paper's) and, optionally, "
-                        f"of the span of time the query names, e.g. 'yesterday' (default {default})")
-    p.add_argument("--decay", type=float, default=0.995, help="recency decay per hour (0.995)")
+                        f"of the span of time the query names, e.g. 'yesterday' (default {default or '1,1,1'})")
+    p.add_argument("--decay", type=float, default=None if default is None else 0.995,
+                   help="recency decay per hour (0.995)")
 
 
 def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported lazily
@@ -78,12 +80,13 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
 
     from memstream.stream import Weights
 
+    decay = 0.995 if args.decay is None else args.decay
     try:
-        parts = [float(x) for x in args.weights.split(",")]
+        parts = [float(x) for x in (args.weights or "1,1,1").split(",")]
         if len(parts) not in (3, 4):
             raise ValueError
         return Weights(**dict(zip(("recency", "importance", "relevance", "time"), parts, strict=False)),
-                       decay=args.decay)
+                       decay=decay)
     except (ValueError, ValidationError):
         raise MemstreamError(f"--weights {args.weights!r} / --decay {args.decay} are invalid; give three or "
                              "four non-negative numbers like 1,1,1 or 1,1,1,1 and a decay in (0, 1]") from None

@@ -13,10 +13,10 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import numpy as np
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from memstream.errors import StructuredOutputError
 
@@ -37,6 +37,19 @@ that can constrain its output (OpenAI, vLLM, llama.cpp's server) is sent it; the
 def register_answer_schema(purpose: str, model: type[BaseModel]) -> None:
     ANSWER_SCHEMAS[purpose] = model.model_json_schema()
 
+
+def _numbers(value: Any) -> list[int]:
+    """Citation numbers from what a model wrote: ``[3, 5]``, ``["3", "5"]``, ``"3, 5"`` or ``3``."""
+    if value is None:
+        return []
+    items = value if isinstance(value, list) else [value]
+    return [int(n) for item in items if isinstance(item, (int, str)) and not isinstance(item, bool)
+            for n in re.findall(r"-?\d{1,12}", str(item))]
+
+
+Citations = Annotated[list[int], BeforeValidator(_numbers)]
+"""The numbers of the listed statements an answer rests on; the caller maps them to memory ids and drops any it
+did not list (a model's number is never trusted as an id)."""
 
 Call = tuple[str, list[Message]]
 """One question for a model: ``(purpose, messages)``."""

@@ -2,6 +2,7 @@
 
 from memstream.planning import offline as _offline_rules  # noqa: F401 - registers the planning rules
 from memstream.planning.identity import Identity, RoutineItem, load_identity
+from memstream.planning.newday import Revision, revise_stage
 from memstream.planning.plan import Action, Block, DayPlan, Stroke
 from memstream.planning.planner import (
     ReactDecision,
@@ -17,6 +18,6 @@ from memstream.planning.planner import (
     start_of_day,
 )
 
-__all__ = ["Action", "Block", "DayPlan", "Identity", "ReactDecision", "RoutineItem", "Stroke", "current_plan",
-           "decompose", "decompose_stage", "load_identity", "plan_day", "plan_day_stage", "react", "react_stage",
-           "replan", "replan_stage", "start_of_day"]
+__all__ = ["Action", "Block", "DayPlan", "Identity", "ReactDecision", "Revision", "RoutineItem", "Stroke",
+           "current_plan", "decompose", "decompose_stage", "load_identity", "plan_day", "plan_day_stage", "react",
+           "react_stage", "replan", "replan_stage", "revise_stage", "start_of_day"]

@@ -1,25 +1,42 @@
 """How the offline stand-in model answers planning prompts: the identity's routine, plainly.
 
 It reads the identity paragraph (wake and bed times, home, work, routine) from the
-prompt and answers with a sensible ordinary day; it reacts to an observation only
-when the observation rates as poignant (7+) on the offline importance rules.
+prompt and answers with a sensible ordinary day. The rules for what an agent
+remembers (:func:`memstream.offline_text.commitment` reads an event with a clock
+time and a capitalised place after "at"):
+
+- a day plan takes every numbered memory, and the *Currently* line, that sets an
+  event on that day, as a stroke at its time and place (citing the memory; an
+  event whose end is not said lasts two hours);
+- a reaction to an observation that sets an event later today goes there then;
+  an observation with an event on another day changes nothing today; otherwise it
+  reacts only when the observation rates as poignant (7+) on the importance rules;
+- the morning's revision keeps the situation as it was and lists the events still
+  to come that the numbered memories set, citing them.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import date, datetime, timedelta
 
 from memstream.models.base import Message
 from memstream.models.offline import prompt_of, register_rules
+from memstream.offline_text import Commitment, commitment, date_words
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
 from memstream.stream.offline import rate_poignancy
 
+#: How long an event lasts when what set it does not say (the rules' assumption).
+EVENT_MINUTES = 120
+_LISTED = re.compile(r"^\[(\d+)\] \((\w+ \d{1,2} \w+ \d{4})\) (.+)$", re.M)
+_TODAY = re.compile(r"(?:Today is|the morning of|on) (\w+ \d{1,2} \w+ \d{4})")
+
 _WAKE = re.compile(r"Usually wakes at (\d\d:\d\d) and goes to bed at (\d\d:\d\d); lives at (.+)")
 _JOB = re.compile(r"Occupation: (.+?)(?: at (.+))?$", re.M)
 _ROUTINE = re.compile(r"(\d\d:\d\d) ([^;(]+?) \(([^)]*)\)")
-_STROKE = re.compile(r"^(\d\d):(\d\d) (.+?) \(([^)]*)\)$", re.M)
+_STROKE = re.compile(r"^(\d\d):(\d\d) (.+?) \(([^)]*)\)(?: until (\d\d:\d\d))?$", re.M)
 
 
 def _identity(text: str) -> dict:
@@ -39,8 +56,30 @@ def _add(hhmm: str, hours: int) -> str:
     return f"{min(h + hours, 23):02d}:{m:02d}"
 
 
+def _day(text: str) -> date:
+    return datetime.strptime(text, "%A %d %B %Y").date()
+
+
+def _listed(content: str) -> list[tuple[int, date, str]]:
+    """The numbered memories of a prompt: ``(number, day written, text)``."""
+    return [(int(n), _day(d), text) for n, d, text in _LISTED.findall(content)]
+
+
+def _events(content: str, today: date) -> list[tuple[Commitment, int | None]]:
+    """Events on ``today`` that the numbered memories (with their number) or the Currently line set."""
+    found = [(c, n) for n, written, text in _listed(content) if (c := commitment(text)) and c.on(today, written)]
+    currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
+                     "")
+    for sentence in re.split(r"(?<=[.;])\s+", currently):
+        c = commitment(sentence)
+        if c and c.on(today, today) and all((c.time, c.place) != (k.time, k.place) for k, _ in found):
+            found.append((c, None))
+    return found
+
+
 def answer_day(messages: list[Message]) -> str:
-    me = _identity(prompt_of(messages))
+    content = prompt_of(messages)
+    me = _identity(content)
     if len(me["routine"]) >= prompts.MIN_STROKES - 1:
         strokes = [(me["wake"], "wake up and get ready", me["home"]), *me["routine"]]
     else:
@@ -53,15 +92,23 @@ def answer_day(messages: list[Message]) -> str:
                    ("13:00", work if me["job"] else "run errands around town", where),
                    ("18:00", "have dinner", me["home"]),
                    ("20:00", "relax and unwind", me["home"])]
-    strokes = sorted({t: (t, a, loc) for t, a, loc in strokes if me["wake"] <= t < me["sleep"]}.values())
-    strokes = strokes[: prompts.MAX_STROKES - 1] + [(me["sleep"], "go to bed", me["home"])]
-    return json.dumps({"strokes": [{"time": t, "activity": a, "location": loc} for t, a, loc in strokes]})
+    today = _day(_TODAY.search(content).group(1))
+    events = {c.time: c for c, _ in _events(content, today) if me["wake"] <= c.time < me["sleep"]}
+    because = {c.time: n for c, n in _events(content, today) if n is not None}
+    strokes = sorted({t: (t, a, loc) for t, a, loc in strokes if me["wake"] <= t < me["sleep"] and t not in events}
+                     .values())
+    strokes = strokes[: prompts.MAX_STROKES - 1 - len(events)]
+    out = [{"time": t, "activity": a, "location": loc} for t, a, loc in strokes]
+    out += [{"time": t, "activity": c.activity, "location": c.place, "minutes": c.minutes or EVENT_MINUTES,
+             **({"because": [because[t]]} if t in because else {})} for t, c in events.items()]
+    out.append({"time": me["sleep"], "activity": "go to bed", "location": me["home"]})
+    return json.dumps({"strokes": sorted(out, key=lambda s: s["time"])})
 
 
 def answer_hours(messages: list[Message]) -> str:
     content = prompt_of(messages)
     me = _identity(content)
-    strokes = [(f"{h}:{m}", a, loc) for h, m, a, loc in _STROKE.findall(content)]
+    strokes = [(f"{h}:{m}", a, loc, until) for h, m, a, loc, until in _STROKE.findall(content)]
     start = int(re.search(r"hour-long blocks from (\d\d):", content).group(1))
     hours = []
     for hour in range(start, 24):
@@ -69,8 +116,8 @@ def answer_hours(messages: list[Message]) -> str:
         if hhmm < me["wake"][:2] + ":00" or hhmm >= me["sleep"]:
             activity, location = SLEEPING, me["home"]
         else:
-            current = [s for s in strokes if s[0][:2] <= hhmm[:2]] or strokes[:1]
-            _, activity, location = current[-1]
+            current = [s for s in strokes if s[0][:2] <= hhmm[:2] and not (s[3] and s[3] <= hhmm)] or strokes[:1]
+            _, activity, location, _ = current[-1]
         hours.append({"hour": hour, "activity": activity, "location": location})
     return json.dumps({"hours": hours})
 
@@ -93,6 +140,13 @@ def answer_actions(messages: list[Message]) -> str:
 def answer_react(messages: list[Message]) -> str:
     content = prompt_of(messages)
     observation = re.search(r"Observation: (.+)", content).group(1)
+    now, today = re.search(r"It is (\d\d:\d\d) on (\w+ \d{1,2} \w+ \d{4})\.", content).groups()
+    event = commitment(observation)
+    if event:  # an event: go when it is later today, else nothing changes now
+        if event.on(_day(today), _day(today)) and event.time > now:
+            return json.dumps({"react": True, "reaction": event.activity, "time": event.time,
+                               "location": event.place, "minutes": event.minutes})
+        return json.dumps({"react": False, "reaction": ""})
     if rate_poignancy(observation) >= 7:
         subject = observation.split(" is ")[0] if " is " in observation else "what happened"
         subject = " ".join(subject.split(" in the ")[0].split()[:5])  # "the stove", not where it stands
@@ -100,5 +154,28 @@ def answer_react(messages: list[Message]) -> str:
     return json.dumps({"react": False, "reaction": ""})
 
 
-register_rules({prompts.DAY_PURPOSE: answer_day, prompts.HOURS_PURPOSE: answer_hours,
-            prompts.ACTIONS_PURPOSE: answer_actions, prompts.REACT_PURPOSE: answer_react})
+def answer_revise(messages: list[Message]) -> str:
+    content = prompt_of(messages)
+    today = _day(_TODAY.search(content).group(1))
+    currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
+                     "")
+    name = re.search(r"^Name: (.+?) \(age", content, re.M).group(1)
+    base = currently.split(" Plans: ")[0].strip() or f"{name} goes about the usual days"
+    listed = _listed(content)
+    coming: dict[tuple, tuple[int, str]] = {}
+    for n, written, text in listed:
+        c = commitment(text)
+        if c and c.after(today, written):
+            day = next(today + timedelta(days=d) for d in range(8) if c.on(today + timedelta(days=d), written)) \
+                if not c.month_day else date(today.year, *c.month_day)
+            coming.setdefault((c.time, c.place, day), (n, f"{c.activity} at {c.place} at {c.time} on "
+                                                          f"{date_words(day)}"))
+    plans = sorted(coming.values())
+    text = base.rstrip(".") + "." + (" Plans: " + "; ".join(p for _, p in plans) + "." if plans else "")
+    because = [n for n, _ in plans] or [n for n, _, _ in listed[-3:]]
+    return json.dumps({"currently": text, "because": because})
+
+
+register_rules({prompts.DAY_PURPOSE: answer_day, prompts.REVISE_PURPOSE: answer_revise,
+                prompts.HOURS_PURPOSE: answer_hours, prompts.ACTIONS_PURPOSE: answer_actions,
+                prompts.REACT_PURPOSE: answer_react})

@@ -14,7 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import items_of, out_of_character, parse_yes_no, register_answer_schema
+from memstream.models.base import Citations, items_of, out_of_character, parse_yes_no, register_answer_schema
 from memstream.planning import prompts
 
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
@@ -28,6 +28,8 @@ class StrokeIn(BaseModel):
     time: str
     activity: str
     location: str = ""
+    because: Citations = Field(default_factory=list)  # numbers of the listed memories it rests on
+    minutes: int | None = Field(default=None, ge=1, le=24 * 60)
 
 
 class Strokes(BaseModel):
@@ -57,6 +59,18 @@ class Actions(BaseModel):
 class Reaction(BaseModel):
     react: bool
     reaction: str = ""
+    time: str = ""      # HH:MM if the reaction is for later today (an appointment), else it starts now
+    location: str = ""
+    minutes: int | None = Field(default=None, ge=1, le=24 * 60)  # how long the appointment lasts, if said
+
+
+class Revision(BaseModel):
+    currently: str
+    because: Citations = Field(default_factory=list)
+
+
+#: A revised "currently" is a short paragraph, not an essay.
+MAX_CURRENTLY_WORDS = 80
 
 
 def activity(text: str, name: str = "") -> str:
@@ -165,10 +179,34 @@ def parse_reaction(text: str, *, name: str = "") -> Reaction:
         decision = Reaction(react=react, reaction=text.strip()[3:].strip(" :,.-"))
     if decision.react:
         decision.reaction = activity(decision.reaction, name)
+        hour, _, minute = decision.time.strip().partition(":")
+        try:
+            decision.time = _hhmm(hour, minute) if decision.time.strip() else ""
+        except StructuredOutputError:
+            decision.time = ""  # a time that is not a time of day: the reaction starts now
+        decision.location = " ".join(decision.location.split())
     return decision
+
+
+def parse_revision(text: str, *, name: str = "") -> Revision:
+    """The agent's revised current situation: a short paragraph in the third person, with citations."""
+    found = items_of(text, Revision)
+    revision = found[0] if found else Revision(currently=text)
+    one = " ".join(revision.currently.split()).strip(" \"'")
+    if not one or "{" in one:
+        raise StructuredOutputError('no "currently" in the answer; answer as JSON {"currently": "...", '
+                                    '"because": [numbers]}')
+    if out_of_character(one):
+        raise StructuredOutputError("the answer is the model speaking as itself; describe the person's situation")
+    if len(one.split()) > MAX_CURRENTLY_WORDS:
+        raise StructuredOutputError(f"the situation runs to {len(one.split())} words; write at most "
+                                    f"{MAX_CURRENTLY_WORDS}")
+    revision.currently = one
+    return revision
 
 
 register_answer_schema(prompts.DAY_PURPOSE, Strokes)
 register_answer_schema(prompts.HOURS_PURPOSE, Hours)
 register_answer_schema(prompts.ACTIONS_PURPOSE, Actions)
 register_answer_schema(prompts.REACT_PURPOSE, Reaction)
+register_answer_schema(prompts.REVISE_PURPOSE, Revision)

@@ -16,9 +16,46 @@ SLEEPING = "sleeping"
 
 @dataclass
 class Stroke:
+    """One broad stroke of a day plan. An *appointment* is a stroke that rests on memories (an
+    invitation, a meeting agreed in conversation): it cites them, keeps its hours whatever the hour
+    blocks say, and lasts ``minutes`` if given (else until the next stroke)."""
+
     time: str  # HH:MM
     activity: str
     location: str
+    minutes: int | None = None
+    cites: tuple[int, ...] = ()
+
+    @property
+    def appointment(self) -> bool:
+        return bool(self.cites)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"time": self.time, "activity": self.activity, "location": self.location}
+        if self.minutes is not None:
+            out["minutes"] = self.minutes
+        if self.cites:
+            out["cites"] = list(self.cites)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Stroke:
+        return cls(data["time"], data["activity"], data["location"], data.get("minutes"),
+                   tuple(data.get("cites", ())))
+
+
+def minute_of_day(hhmm: str) -> int:
+    hours, _, minutes = hhmm.partition(":")
+    return int(hours) * 60 + int(minutes or 0)
+
+
+def appointment_span(stroke: Stroke, strokes: list[Stroke]) -> tuple[int, int]:
+    """Minutes of the day an appointment holds: its length if given, else until the next stroke."""
+    start = minute_of_day(stroke.time)
+    if stroke.minutes:
+        return start, min(start + stroke.minutes, 24 * 60)
+    later = [minute_of_day(s.time) for s in strokes if minute_of_day(s.time) > start]
+    return start, min(later, default=24 * 60)
 
 
 @dataclass
@@ -40,6 +77,7 @@ class Block:
     activity: str
     location: str
     actions: list[Action] = field(default_factory=list)
+    importance: int | None = None  # the model's rating of the block's decomposition (its actions share it)
 
     @property
     def end(self) -> datetime:
@@ -81,9 +119,9 @@ class DayPlan:
         """JSON-ready data (written by hand: ``dataclasses.asdict`` was a tenth of a large run's time)."""
         return {
             "owner": self.owner, "day": self.day.isoformat(),
-            "strokes": [{"time": s.time, "activity": s.activity, "location": s.location} for s in self.strokes],
+            "strokes": [s.to_dict() for s in self.strokes],
             "blocks": [{"start": b.start.isoformat(), "minutes": b.minutes, "activity": b.activity,
-                        "location": b.location,
+                        "location": b.location, "importance": b.importance,
                         "actions": [{"start": a.start.isoformat(), "minutes": a.minutes, "activity": a.activity,
                                      "location": a.location} for a in b.actions]}
                        for b in self.blocks],
@@ -94,9 +132,9 @@ class DayPlan:
     def from_dict(cls, data: dict[str, Any]) -> DayPlan:
         blocks = [Block(datetime.fromisoformat(b["start"]), b["minutes"], b["activity"], b["location"],
                         [Action(datetime.fromisoformat(a["start"]), a["minutes"], a["activity"], a["location"])
-                         for a in b["actions"]])
+                         for a in b["actions"]], b.get("importance"))
                   for b in data["blocks"]]
-        return cls(data["owner"], datetime.fromisoformat(data["day"]), [Stroke(**s) for s in data["strokes"]],
+        return cls(data["owner"], datetime.fromisoformat(data["day"]), [Stroke.from_dict(s) for s in data["strokes"]],
                    blocks, data.get("memory_id"))
 
 

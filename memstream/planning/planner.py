@@ -22,11 +22,22 @@ from memstream.models.request import Request, Stage, run_direct
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
 from memstream.planning.parse import StrokeIn, parse_actions, parse_hours, parse_reaction, parse_strokes
-from memstream.planning.plan import SLEEPING, Action, Block, DayPlan, Stroke, fit_actions
-from memstream.stream import PLAN, MemoryStream, importance_stage, new_memory
+from memstream.planning.plan import (
+    SLEEPING,
+    Action,
+    Block,
+    DayPlan,
+    Stroke,
+    appointment_span,
+    fit_actions,
+    minute_of_day,
+)
+from memstream.stream import PLAN, Memory, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import require_aware
 
-YESTERDAY_K = 5
+YESTERDAY_K = 10
+#: Memories a day plan is shown as possible commitments (invitations, meetings agreed, planning thoughts).
+COMMITMENTS_K = 10
 #: A day outline short of MIN_STROKES twice is still kept if it has this many (the hours fill the rest).
 SALVAGED_STROKES = 3
 
@@ -36,7 +47,7 @@ def start_of_day(t: datetime) -> datetime:
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
+def _yesterday(stream: MemoryStream, identity: Identity, now: datetime) -> str:
     if not stream.has(identity.name):
         return "nothing is remembered yet"
     # The day before first, ranked by the paper's score within it: a time weight above the other
@@ -44,41 +55,75 @@ def _yesterday(stream: MemoryStream, identity: Identity, day: datetime) -> str:
     # bring back the most poignant days, however old).
     w = stream.weights
     weights = w.model_copy(update={"time": 1.0 + w.recency + w.importance + w.relevance})
-    recalls = stream.retrieve(identity.name, f"What did {identity.name} do yesterday?", now=day, k=YESTERDAY_K,
+    recalls = stream.retrieve(identity.name, f"What did {identity.name} do yesterday?", now=now, k=YESTERDAY_K,
                               weights=weights, touch=False)
     return "; ".join(one_line(r.memory.text) for r in recalls) or "nothing is remembered yet"
 
 
-def _write(stream: MemoryStream, owner: str, text: str, at: datetime, metadata: dict,
-           cites: tuple[int, ...] = ()) -> Stage[int]:
-    """Write a plan memory (its importance rated by the model); its id."""
+def listing(memories: list[Memory]) -> str:
+    """Memories numbered from 1 for a prompt, with the day each was written (answers cite the numbers)."""
+    return prompts.numbered_lines([(n, f"{m.created_at:%A %d %B %Y}", m.text) for n, m in enumerate(memories, 1)])
+
+
+def cited(numbers: list[int], listed: list[Memory]) -> tuple[int, ...]:
+    """The ids of the listed memories an answer cites by number; numbers it was not shown are dropped."""
+    return tuple(dict.fromkeys(listed[n - 1].id for n in numbers if 1 <= n <= len(listed)))
+
+
+def _commitments(stream: MemoryStream, identity: Identity, now: datetime) -> list[Memory]:
+    """What the agent remembers that may set something for the day: retrieved, oldest first."""
+    if not stream.has(identity.name):
+        return []
+    query = f"{identity.name}'s plans, invitations and appointments for {now:%A %d %B}"
+    recalls = stream.retrieve(identity.name, query, now=now, k=COMMITMENTS_K)
+    return sorted((r.memory for r in recalls), key=lambda m: (m.created_at, m.id))
+
+
+def write_rated(stream: MemoryStream, owner: str, text: str, at: datetime, metadata: dict,
+                cites: tuple[int, ...] = (), kind: str = PLAN) -> Stage[Memory]:
+    """Write a planning memory, its importance rated by the model."""
     importance = (yield from importance_stage([text]))[0]
-    memory = stream.extend([new_memory(owner=owner, text=text, kind=PLAN, created_at=at, importance=importance,
-                                       cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})])
-    return memory[0].id
+    return stream.extend([new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
+                                     cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})])[0]
 
 
 def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
             extra: str = "") -> Stage[list[Block]]:
-    """Hour blocks from ``start`` to midnight; an hour the model leaves out keeps the stroke in force."""
-    listing = "\n".join(f"{s.time} {s.activity} ({s.location})" for s in strokes) + extra
+    """Blocks from ``start`` to midnight, an hour each (an appointment starts and ends its own).
+
+    An hour the model leaves out keeps the stroke in force; an appointment keeps its hours whatever
+    the model's hours say, and the identity's wake and bed times decide when the agent sleeps.
+    """
+    listing_ = "\n".join(f"{s.time} {s.activity} ({s.location})" + (
+        f" until {appointment_span(s, strokes)[1] // 60:02d}:{appointment_span(s, strokes)[1] % 60:02d}"
+        if s.minutes else "") for s in strokes) + extra
     waking = tuple(h for h in range(start.hour, 24)
                    if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
-        identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing, f"{start:%H:%M}"),
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing_, f"{start:%H:%M}"),
         partial(parse_hours, must_cover=waking, name=identity.name),
         salvage=partial(parse_hours, name=identity.name))) or []  # hours left out: the stroke in force
     by_hour = {h.hour: h for h in hours}
-    blocks, t = [], start
-    while t < day + timedelta(days=1):
-        end = min(t.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1), day + timedelta(days=1))
+    appointments = [(appointment_span(s, strokes), s) for s in strokes if s.appointment]
+    cuts = sorted({m for span in appointments for m in span[0]})
+    blocks, t, midnight = [], start, day + timedelta(days=1)
+    while t < midnight:
+        minute = int((t - day).total_seconds() // 60)
+        end = min(t.replace(minute=0, second=0, microsecond=0) + timedelta(hours=1), midnight)
+        cut = next((c for c in cuts if minute < c < (end - day).total_seconds() // 60), None)
+        if cut is not None:
+            end = day + timedelta(minutes=cut)
         stroke = _stroke_at(strokes, f"{t:%H:%M}", identity)
         given = by_hour.get(t.hour)
         if given and (given.activity == SLEEPING) != (stroke.activity == SLEEPING):
             given = None  # the identity's wake and bed times decide when the agent sleeps, not the model
-        blocks.append(Block(t, int((end - t).total_seconds() // 60),
-                            given.activity if given else stroke.activity,
-                            (given.location if given and given.location else stroke.location)))
+        fixed = next((s for (a, b), s in appointments if a <= minute < b), None)
+        if fixed and stroke.activity != SLEEPING:
+            activity, location = fixed.activity, fixed.location
+        else:
+            activity = given.activity if given else stroke.activity
+            location = given.location if given and given.location else stroke.location
+        blocks.append(Block(t, int((end - t).total_seconds() // 60), activity, location))
         t = end
     return blocks
 
@@ -86,25 +131,48 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
 def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:
     if hhmm < identity.wake or hhmm >= identity.sleep:
         return Stroke(hhmm, SLEEPING, identity.home)
-    current = [s for s in strokes if s.time <= hhmm]
+    minute = minute_of_day(hhmm)
+    current = [s for s in strokes if s.time <= hhmm
+               and not (s.appointment and appointment_span(s, strokes)[1] <= minute)]  # an ended appointment
     return current[-1] if current else Stroke(hhmm, SLEEPING, identity.home)
 
 
-def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime) -> Stage[DayPlan]:
-    """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream."""
-    day = start_of_day(day)
+def _strokes(answer: list[StrokeIn], listed: list[Memory], home: str) -> list[Stroke]:
+    """The model's strokes as a plan's, appointments kept first when there are too many."""
+    strokes = []
+    for s in answer:
+        cites = cited(s.because, listed)
+        strokes.append(Stroke(s.time, s.activity.strip(), s.location.strip() or home,
+                              s.minutes if cites else None, cites))
+    kept = [s for s in strokes if s.appointment][: prompts.MAX_STROKES]
+    kept += [s for s in strokes if not s.appointment][: prompts.MAX_STROKES - len(kept)]
+    return sorted(kept, key=lambda s: s.time)
+
+
+def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
+                   revision: int | None = None) -> Stage[DayPlan]:
+    """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream.
+
+    The plan is shown what the agent remembers of plans and invitations; a stroke that rests on one
+    is an appointment and the plan memory cites it (and ``revision``, the morning's revised situation).
+    """
+    now = require_aware(day, "day")
+    day = start_of_day(now)
+    listed = _commitments(stream, identity, now)
     answer = yield Request(prompts.DAY_PURPOSE, prompts.day_messages(
-        identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, day)),
+        identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, now),
+        listing(listed)),
         partial(parse_strokes, at_least=prompts.MIN_STROKES, name=identity.name),
         salvage=partial(parse_strokes, at_least=SALVAGED_STROKES, name=identity.name))
     if not answer:  # no usable plan from the model: the identity's own routine
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
             StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)]
-    strokes = [Stroke(s.time, s.activity.strip(), s.location.strip() or identity.home)
-               for s in answer[: prompts.MAX_STROKES]]
+    strokes = _strokes(answer, listed, identity.home)
     plan = DayPlan(identity.name, day, strokes, (yield from _blocks(identity, day, strokes, day)))
-    plan.memory_id = yield from _write(stream, identity.name, plan.summary(), day,
-                                       {"plan": plan.to_dict(), "identity": identity.model_dump()})
+    cites = tuple(dict.fromkeys(((revision,) if revision else ()) + tuple(c for s in strokes for c in s.cites)))
+    written = yield from write_rated(stream, identity.name, plan.summary(), now,
+                                     {"plan": plan.to_dict(), "identity": identity.model_dump()}, cites)
+    plan.memory_id = written.id
     return plan
 
 
@@ -126,11 +194,12 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
     text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
         f"{a.activity} ({a.minutes} min)" for a in block.actions)
     cites = (plan.memory_id,) if plan.memory_id else ()
-    yield from _write(stream, identity.name, text, block.start,
-                      {"decomposition": {"plan": plan.memory_id, "block_start": block.start.isoformat(),
-                                         "actions": [{"start": a.start.isoformat(), "minutes": a.minutes,
-                                                      "activity": a.activity, "location": a.location}
-                                                     for a in block.actions]}}, cites)
+    written = yield from write_rated(
+        stream, identity.name, text, block.start,
+        {"decomposition": {"plan": plan.memory_id, "block_start": block.start.isoformat(),
+                           "actions": [{"start": a.start.isoformat(), "minutes": a.minutes, "activity": a.activity,
+                                        "location": a.location} for a in block.actions]}}, cites)
+    block.importance = written.importance
     return block
 
 
@@ -173,19 +242,27 @@ def current_plan(stream: MemoryStream, owner: str, at: datetime) -> tuple[DayPla
 
 
 def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str,
-                now: datetime) -> Stage[ReactDecision]:
-    """Decide whether ``observation`` changes ``plan``; if it does, replan the rest of the day from ``now``."""
+                now: datetime, *, evidence: tuple[int, ...] = ()) -> Stage[ReactDecision]:
+    """Decide whether ``observation`` changes ``plan``; if it does, replan the rest of the day from ``now``.
+
+    A reaction for later today (with a time) becomes an appointment in the plan, citing ``evidence``
+    (the memories the observation rests on, such as a planning thought after a conversation).
+    """
     now = require_aware(now, "now").replace(second=0, microsecond=0)  # plans are kept to the minute
     action = plan.action_at(now) or plan.block_at(now)
     memories = "\n".join(f"- {one_line(r.memory.text)}"
                          for r in stream.retrieve(identity.name, observation, now=now, k=5))
     decision = yield Request(prompts.REACT_PURPOSE, prompts.react_messages(
-        identity.describe(), identity.name, f"{now:%H:%M}", action.activity, observation, memories),
-        partial(parse_reaction, name=identity.name))
+        identity.describe(), identity.name, f"{now:%H:%M}", f"{now:%A %d %B %Y}", action.activity, observation,
+        memories), partial(parse_reaction, name=identity.name))
     if decision is None or not decision.react:
         return ReactDecision(False, "", plan)
-    return ReactDecision(True, decision.reaction,
-                         (yield from replan_stage(stream, plan, identity, observation, decision.reaction, now)))
+    later = decision.time if decision.time and minute_of_day(decision.time) > now.hour * 60 + now.minute else ""
+    if later and any(s.time == later and s.activity == decision.reaction for s in plan.strokes):
+        return ReactDecision(False, "", plan)  # the plan holds this appointment already
+    new = yield from replan_stage(stream, plan, identity, observation, decision.reaction, now, at=later,
+                                  location=decision.location, minutes=decision.minutes, evidence=evidence)
+    return ReactDecision(True, decision.reaction + (f" at {later}" if later else ""), new)
 
 
 def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
@@ -197,10 +274,13 @@ def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
 
 
 def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
-                 now: datetime) -> Stage[DayPlan]:
+                 now: datetime, *, at: str = "", location: str = "", minutes: int | None = None,
+                 evidence: tuple[int, ...] = ()) -> Stage[DayPlan]:
     """The rest of the day from ``now`` planned again around ``reaction``; the past stays as it was.
 
-    Written as a new plan memory citing the plan it supersedes (the stream is append-only).
+    With ``at`` (a later time today) the reaction is an appointment then, at ``location``, for
+    ``minutes`` (else until the next stroke); without, it starts now. Written as a new plan memory
+    citing the plan it supersedes (the stream is append-only).
     """
     now = require_aware(now, "now").replace(second=0, microsecond=0)
     kept = []
@@ -208,23 +288,31 @@ def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observ
         if block.end <= now:
             kept.append(block)
         elif block.start < now:  # the block under way: its past part stays as it was
-            minutes = int((now - block.start).total_seconds() // 60)
-            if minutes > 0:
+            past = int((now - block.start).total_seconds() // 60)
+            if past > 0:
                 done = [a for a in block.actions if a.start < now]
                 if done and done[-1].end > now:  # the action under way ends now
                     done[-1] = Action(done[-1].start, int((now - done[-1].start).total_seconds() // 60),
                                       done[-1].activity, done[-1].location)
-                kept.append(Block(block.start, minutes, block.activity, block.location, done))
-    extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {reaction}"
-    fresh = yield from _blocks(identity, plan.day, plan.strokes, now, extra)
-    if fresh and reaction:
+                kept.append(Block(block.start, past, block.activity, block.location, done))
+    supersedes = (plan.memory_id,) if plan.memory_id else ()
+    strokes = plan.strokes
+    if at:
+        where = location or plan.block_at(now).location
+        strokes = sorted([s for s in strokes if s.time != at] + [Stroke(at, reaction, where, minutes,
+                                                                        evidence or supersedes)],
+                         key=lambda s: s.time)
+    extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {reaction}" + (f" at {at}" if at else "")
+    fresh = yield from _blocks(identity, plan.day, strokes, now, extra)
+    if fresh and reaction and not at:
         fresh[0].activity = reaction
-    new = DayPlan(identity.name, plan.day, plan.strokes, kept + fresh)
-    new.memory_id = yield from _write(stream, identity.name, f"At {now:%H:%M} {identity.name} changed plans: "
-                                      f"{reaction}", now,
-                                      {"plan": new.to_dict(), "identity": identity.model_dump(),
-                                       "supersedes": plan.memory_id, "reaction_to": observation},
-                                      (plan.memory_id,) if plan.memory_id else ())
+    new = DayPlan(identity.name, plan.day, strokes, kept + fresh)
+    text = f"At {now:%H:%M} {identity.name} changed plans: {reaction}" + (f" at {at} ({where})" if at else "")
+    written = yield from write_rated(stream, identity.name, text, now,
+                                     {"plan": new.to_dict(), "identity": identity.model_dump(),
+                                      "supersedes": plan.memory_id, "reaction_to": observation},
+                                     tuple(dict.fromkeys(supersedes + evidence)))
+    new.memory_id = written.id
     return new
 
 

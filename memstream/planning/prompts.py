@@ -2,26 +2,31 @@
 
 from __future__ import annotations
 
-from memstream.models.base import Message
+from memstream.models.base import Message, one_line
 
-VERSION = 2
+VERSION = 3
 DAY_PURPOSE = "planning.day"
 HOURS_PURPOSE = "planning.hours"
 ACTIONS_PURPOSE = "planning.actions"
 REACT_PURPOSE = "planning.react"
+REVISE_PURPOSE = "planning.currently"
 MIN_STROKES, MAX_STROKES = 5, 8
 MIN_ACTION, MAX_ACTION = 5, 15
 
 DAY_TEMPLATE = (
     "{identity}\n\nOn the previous day: {yesterday}\n\n"
+    "What {name} remembers of plans, invitations and appointments (numbered, with the day each was noted):\n"
+    "{commitments}\n\n"
     "Today is {date}. Outline {name}'s plan for today in {lo} to {hi} broad strokes, each with the "
-    "time it starts (24-hour HH:MM) and where it happens.\n"
+    "time it starts (24-hour HH:MM) and where it happens. If a numbered memory above sets something for today "
+    "at a time and place, make it a stroke at that time and place and cite it: \"because\": [its number].\n"
     'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase.\n"
     'Example (for someone else): {{"strokes": [{{"time": "06:30", "activity": "wake up and get ready", '
     '"location": "home"}}, {{"time": "08:00", "activity": "open the bakery", "location": "bakery"}}, '
     '{{"time": "12:00", "activity": "have lunch", "location": "park"}}, {{"time": "13:00", "activity": '
-    '"bake bread for the evening", "location": "bakery"}}, {{"time": "18:00", "activity": "cook dinner", '
+    '"bake bread for the evening", "location": "bakery"}}, {{"time": "16:00", "activity": "meet Tom for coffee", '
+    '"location": "cafe", "because": [3]}}, {{"time": "18:00", "activity": "cook dinner", '
     '"location": "home"}}, {{"time": "21:00", "activity": "read and go to bed", "location": "home"}}]}}'
 )
 
@@ -50,19 +55,39 @@ ACTIONS_TEMPLATE = (
 )
 
 REACT_TEMPLATE = (
-    "{identity}\n\nIt is {time}. {name} is {action}.\nObservation: {observation}\n"
+    "{identity}\n\nIt is {time} on {date}. {name} is {action}.\nObservation: {observation}\n"
     "Relevant memories:\n{memories}\n\n"
     "Should {name} react to the observation, and if so, what would be an appropriate reaction?\n"
     'Answer as JSON {{"react": true, "reaction": "..."}} or {{"react": false, "reaction": ""}}. A reaction is '
-    "what {name} does next, as a short phrase (at most 12 words), not a description.\n"
+    "what {name} does, as a short phrase (at most 12 words), not a description. If it is for later today at a "
+    'set time, add "time" (HH:MM) and "location"; otherwise it starts now.\n'
     'Example (for someone else, who sees smoke from the kitchen): {{"react": true, "reaction": "turn off the '
-    'stove and open the window"}}'
+    'stove and open the window"}}\n'
+    'Example (for someone else, just invited to a talk at 18:00 today): {{"react": true, "reaction": "go to the '
+    'talk at the library", "time": "18:00", "location": "library"}}'
+)
+
+REVISE_TEMPLATE = (
+    "{identity}\n\nIt is the morning of {date}. What {name} remembers from before today (numbered):\n"
+    "{memories}\n\n"
+    "Write {name}'s current situation as of this morning, in one to three sentences about {name} in the third "
+    "person: what {name} is doing and caring about now, keeping what still holds and adding what the memories "
+    "change (plans made, invitations, news). Cite the numbers of the memories it rests on.\n"
+    'Answer as JSON {{"currently": "...", "because": [numbers]}}.\n'
+    'Example (for someone else): {{"currently": "Ann runs the bakery and is getting her stall ready for '
+    'Saturday\'s market; she agreed to meet Ben at the library on Friday at 15:00.", "because": [2, 5]}}'
 )
 
 
-def day_messages(identity: str, name: str, date: str, yesterday: str) -> list[Message]:
+def numbered_lines(memories: list[tuple[int, str, str]]) -> str:
+    """``[n] (day) text`` lines for memories a model may cite by number: ``(number, day, text)``."""
+    return "\n".join(f"[{n}] ({day}) {one_line(text)}" for n, day, text in memories) or "(none)"
+
+
+def day_messages(identity: str, name: str, date: str, yesterday: str, commitments: str) -> list[Message]:
     return [{"role": "user", "content": DAY_TEMPLATE.format(
-        identity=identity, name=name, date=date, yesterday=yesterday, lo=MIN_STROKES, hi=MAX_STROKES)}]
+        identity=identity, name=name, date=date, yesterday=yesterday, commitments=commitments, lo=MIN_STROKES,
+        hi=MAX_STROKES)}]
 
 
 def hours_messages(identity: str, name: str, date: str, strokes: str, start: str) -> list[Message]:
@@ -77,8 +102,13 @@ def actions_messages(identity: str, name: str, start: str, end: str, minutes: in
         location=location, lo=MIN_ACTION, hi=MAX_ACTION)}]
 
 
-def react_messages(identity: str, name: str, time: str, action: str, observation: str,
+def react_messages(identity: str, name: str, time: str, date: str, action: str, observation: str,
                    memories: str) -> list[Message]:
     return [{"role": "user", "content": REACT_TEMPLATE.format(
-        identity=identity, name=name, time=time, action=action, observation=observation,
+        identity=identity, name=name, time=time, date=date, action=action, observation=observation,
         memories=memories)}]
+
+
+def revise_messages(identity: str, name: str, date: str, memories: str) -> list[Message]:
+    return [{"role": "user", "content": REVISE_TEMPLATE.format(identity=identity, name=name, date=date,
+                                                               memories=memories)}]

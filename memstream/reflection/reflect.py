@@ -23,13 +23,13 @@ from memstream.models.base import ChatModel
 from memstream.models.request import Request, Stage, run_direct
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
-from memstream.stream import OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
+from memstream.stream import DIALOGUE, OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
 
 THRESHOLD = 150
 RECENT = 100
 #: Memories retrieved per question (the reference implementation retrieves 30).
 EVIDENCE_K = 30
-TRIGGER_KINDS: tuple[str, ...] = (OBSERVATION,)
+TRIGGER_KINDS: tuple[str, ...] = (OBSERVATION, DIALOGUE)  # what the agent perceived and heard
 
 
 @dataclass

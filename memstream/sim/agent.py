@@ -22,6 +22,7 @@ class Conversation:
     next_speaker: str = ""
     place: str = ""
     ended: bool = False
+    relationships: dict[str, str] = field(default_factory=dict)  # speaker -> its summary of the other, from memory
 
     def other(self, name: str) -> str:
         return self.b if name == self.a else self.a
@@ -42,10 +43,20 @@ class Agent:
     next_react_s: float = 0.0                         # no re-planning before this (epoch s)
     perceived_since_check: bool = False               # wrote observations since the reflection trigger was read
     perceived: tuple[int, ...] = ()                   # versions of the nearby places at the last look
+    currently: str = ""                               # the situation as revised this morning ("" = the town's)
+    _identity: Resident | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return self.resident.name
+
+    @property
+    def identity(self) -> Resident:
+        """Who the agent is today: the town's resident, its situation as revised at wake-up."""
+        if self._identity is None or self._identity.situation != (self.currently or self.resident.situation):
+            self._identity = (self.resident.model_copy(update={"situation": self.currently}) if self.currently
+                              else self.resident)
+        return self._identity
 
     def get_state(self) -> dict[str, Any]:
         return {"name": self.name, "location": self.location, "route": self.route, "progress": self.progress,
@@ -53,7 +64,7 @@ class Agent:
                 "block_activity": self.block_activity, "seen": self.seen, "cooldown": self.cooldown,
                 "next_chat_s": self.next_chat_s, "next_react_s": self.next_react_s,
                 "perceived_since_check": self.perceived_since_check,
-                "perceived": list(self.perceived)}
+                "perceived": list(self.perceived), "currently": self.currently}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.location, self.route, self.progress = state["location"], list(state["route"]), state["progress"]
@@ -63,3 +74,4 @@ class Agent:
         self.next_chat_s, self.next_react_s = state["next_chat_s"], state["next_react_s"]
         self.perceived_since_check = state["perceived_since_check"]
         self.perceived = tuple(state["perceived"])
+        self.currently = state.get("currently", "")

@@ -1,10 +1,14 @@
 """Conversations between two co-located agents: who starts, turn-taking, and what each side keeps.
 
-Each utterance is conditioned on the speaker's memories retrieved about the other
-and on the dialogue so far; a conversation ends when a side ends it or after
-``MAX_TURNS``, and each side stores the whole dialogue and its own summary.
-Every step here is a stage: it yields requests and the simulation answers them
-in the step's batch.
+As in the reference implementation: when a conversation starts, each side sums up what it knows
+of the other from its memories (``ABOUT_K`` retrieved about the other); each utterance is
+conditioned on that relationship, on ``TURN_K`` memories retrieved on the other and on the last
+utterance, and on the dialogue so far; a conversation ends when a side says goodbye or after
+``MAX_TURNS`` lines. Then each side rates the conversation's poignancy with the model (so talk
+feeds the reflection trigger), writes a memo and a planning thought that cite the dialogue, and
+considers re-planning the rest of its day in its light (an invitation for later today becomes an
+appointment). Every step here is a stage: it yields requests and the simulation answers them in
+the step's batch.
 """
 
 from __future__ import annotations
@@ -13,28 +17,27 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from memstream.models.request import Request, Stage
+from memstream.models.request import Request, Stage, concurrently
 from memstream.offline_text import gerund
+from memstream.planning import react_stage
 from memstream.sim import prompts
 from memstream.sim.agent import SLEEPING, Agent, Conversation
 from memstream.sim.events import EventLog
-from memstream.sim.parse import parse_summary, parse_talk, parse_turn
-from memstream.stream import DIALOGUE, MemoryStream
+from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
+from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 
 CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
-RECALLED = 5                 # memories a speaker retrieves for a turn
-
-Write = Callable[..., None]  # (owner, text, kind, importance, at, **metadata): a buffered memory write
-
+ABOUT_K = 50                 # memories retrieved about the other for the relationship (the reference's 50)
+TURN_K = 15                  # memories a speaker retrieves for each line (the reference's 15)
 
 class Conversations:
     """Who is talking with whom, and the conversation stages an agent goes through (a component
     of :class:`~memstream.sim.engine.Simulation`)."""
 
-    def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog, write: Write,
-                 occupants: Callable[[str], list[str]]) -> None:
-        self.agents, self.stream, self.events, self.write, self.occupants = agents, stream, events, write, occupants
+    def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
+                 flush: Callable[[], None], occupants: Callable[[str], list[str]]) -> None:
+        self.agents, self.stream, self.events, self.flush, self.occupants = agents, stream, events, flush, occupants
         self.by_agent: dict[str, Conversation] = {}
 
     def of(self, name: str) -> Conversation | None:
@@ -42,12 +45,14 @@ class Conversations:
 
     def get_state(self) -> list[dict[str, Any]]:
         unique = {id(c): c for c in self.by_agent.values()}.values()
-        return [{"a": c.a, "b": c.b, "turns": c.turns, "next": c.next_speaker, "place": c.place} for c in unique]
+        return [{"a": c.a, "b": c.b, "turns": c.turns, "next": c.next_speaker, "place": c.place,
+                 "relationships": c.relationships} for c in unique]
 
     def set_state(self, state: list[dict[str, Any]]) -> None:
         self.by_agent = {}
         for c in state:
-            conv = Conversation(c["a"], c["b"], [tuple(t) for t in c["turns"]], c["next"], c["place"])
+            conv = Conversation(c["a"], c["b"], [tuple(t) for t in c["turns"]], c["next"], c["place"],
+                                relationships=dict(c.get("relationships", {})))
             self.by_agent[conv.a] = self.by_agent[conv.b] = conv
 
     def maybe_start(self, a: Agent, now: datetime) -> Stage[None]:
@@ -59,24 +64,31 @@ class Conversations:
             return
         other = self.agents[here[0]]
         a.next_chat_s = t + OFFER_COOLDOWN_S
-        messages = prompts.start_messages(a.resident.describe(), a.name, other.name, f"{now:%H:%M}", a.activity,
+        messages = prompts.start_messages(a.identity.describe(), a.name, other.name, f"{now:%H:%M}", a.activity,
                                           a.location, gerund(other.activity),
-                                          a.resident.relationships.get(other.name, ""),
-                                          self._remembered(a.name, other.name, now))
+                                          self._recalled(a.name, [other.name], now, TURN_K))
         talk = yield Request(prompts.START_PURPOSE, messages, parse_talk)
-        if talk and other.name not in self.by_agent and a.name not in self.by_agent:
-            conv = Conversation(a.name, other.name, [], a.name, a.location)
-            self.by_agent[a.name] = self.by_agent[other.name] = conv
-            self.events.log(now, a.name, f"starts a conversation with {other.name}", a.location)
-        else:
+        if not (talk and other.name not in self.by_agent and a.name not in self.by_agent):
             a.cooldown[other.name] = t + OFFER_COOLDOWN_S
+            return
+        conv = Conversation(a.name, other.name, [], a.name, a.location)
+        self.by_agent[a.name] = self.by_agent[other.name] = conv
+        self.events.log(now, a.name, f"starts a conversation with {other.name}", a.location)
+        sides = [conv.a, conv.b]
+        summaries = yield [Request(prompts.RELATIONSHIP_PURPOSE, prompts.relationship_messages(
+            self.agents[n].identity.describe(), n, conv.other(n),
+            self._recalled(n, [conv.other(n)], now, ABOUT_K)), parse_relationship) for n in sides]
+        conv.relationships = {n: s or f"{n} does not know {conv.other(n)} well yet"
+                              for n, s in zip(sides, summaries, strict=True)}
 
     def speak(self, a: Agent, conv: Conversation, now: datetime) -> Stage[None]:
-        """``a``'s next utterance; the conversation ends when a side ends it or after MAX_TURNS."""
+        """``a``'s next line; the conversation ends when a side says goodbye or after MAX_TURNS lines."""
         other = conv.other(a.name)
-        query = f"{other} " + (conv.turns[-1][1] if conv.turns else "")
-        messages = prompts.turn_messages(a.resident.describe(), a.name, other, f"{now:%H:%M}", conv.place,
-                                         self._remembered(a.name, query, now), prompts.dialogue_lines(conv.turns))
+        queries = [other] + ([conv.turns[-1][1]] if conv.turns else [])
+        messages = prompts.turn_messages(a.identity.describe(), a.name, other, f"{now:%H:%M}", conv.place,
+                                         conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
+                                                                                            TURN_K),
+                                         prompts.dialogue_lines(conv.turns))
         turn = (yield Request(prompts.TURN_PURPOSE, messages, parse_turn)) or {"utterance": "...", "end": True}
         conv.turns.append((a.name, turn["utterance"]))
         self.events.log(now, a.name, f"says to {other}", conv.place, utterance=turn["utterance"])
@@ -85,19 +97,61 @@ class Conversations:
             yield from self._end(conv, now)
 
     def _end(self, conv: Conversation, now: datetime) -> Stage[None]:
-        conv.ended = True  # the other side must not speak while the summaries are written
+        """Each side keeps the dialogue (rated by the model), a memo and a planning thought citing it;
+        then both consider re-planning in its light."""
+        conv.ended = True  # the other side must not speak while the memories are written
         dialogue = prompts.dialogue_lines(conv.turns)
         sides = [conv.a, conv.b]
-        summaries = yield [Request(prompts.SUMMARY_PURPOSE, prompts.summary_messages(conv.a, conv.b, n, dialogue),
-                                   parse_summary) for n in sides]
-        for name, summary in zip(sides, summaries, strict=True):
+        asked = []
+        for name in sides:
+            identity = self.agents[name].identity.describe()
+            asked += [Request(prompts.POIGNANCY_PURPOSE, prompts.poignancy_messages(identity, name, dialogue),
+                              parse_importance),
+                      Request(prompts.SUMMARY_PURPOSE, prompts.summary_messages(conv.a, conv.b, name, dialogue),
+                              parse_summary),
+                      Request(prompts.PLANS_PURPOSE, prompts.plans_messages(identity, name, f"{now:%A %d %B %Y}",
+                                                                          f"{now:%H:%M}", dialogue), parse_plans)]
+        answers = yield asked
+        self.flush()  # the round's buffered memories first: ids stay in the order things happened
+        thoughts = []
+        for i, name in enumerate(sides):
+            importance, memo, plans = answers[3 * i: 3 * i + 3]
             other = conv.other(name)
-            self.write(name, f"Conversation with {other}:\n{dialogue}", DIALOGUE, 4, now, with_=other)
-            self.write(name, summary or f"{name} talked with {other}", DIALOGUE, 5, now, with_=other, summary=True)
+            importance = importance or FALLBACK_IMPORTANCE
+            said = self.stream.extend([new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
+                                                  kind=DIALOGUE, created_at=now, importance=importance,
+                                                  metadata={"with_": other})])[0]
+            thought = prompts.PLANS_PREFIX + (plans or f"nothing to plan after talking with {other}")
+            written = self.stream.extend([
+                new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT, created_at=now,
+                           importance=importance, cites=(said.id,), metadata={"with_": other, "memo": True}),
+                new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now, importance=importance,
+                           cites=(said.id,), metadata={"with_": other, "planning": True})])
+            thoughts.append((name, thought if plans else "", written[1].id))
             self.agents[name].cooldown[other] = now.timestamp() + CHAT_COOLDOWN_S
+            self.agents[name].perceived_since_check = True  # the dialogue counts toward reflection
             del self.by_agent[name]
         self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)
+        yield from concurrently([self._reconsider(name, thought, memory_id, conv.other(name), now)
+                                 for name, thought, memory_id in thoughts if thought])
 
-    def _remembered(self, owner: str, query: str, now: datetime) -> str:
-        recalls = self.stream.retrieve(owner, query, now=now, k=RECALLED) if self.stream.has(owner) else []
-        return prompts.memory_lines(recalls)
+    def _reconsider(self, name: str, thought: str, memory_id: int, other: str, now: datetime) -> Stage[None]:
+        """Whether the conversation changes the rest of the agent's day (react, as to an observation)."""
+        agent = self.agents[name]
+        if agent.plan is None or agent.plan.day.date() != now.date() or agent.activity == SLEEPING:
+            return
+        decision = yield from react_stage(self.stream, agent.plan, agent.identity, thought, now,
+                                          evidence=(memory_id,))
+        if decision.react:
+            agent.plan = decision.plan
+            self.events.log(now, name, f"reacts to the conversation with {other}: {decision.reaction}",
+                            agent.location)
+
+    def _recalled(self, owner: str, queries: list[str], now: datetime, k: int) -> str:
+        """The memories retrieved on each query, merged in turn (the first query's best first), at most ``k``."""
+        if not self.stream.has(owner):
+            return prompts.memory_lines([])
+        found = self.stream.retrieve_many([(owner, q) for q in queries], now=now, k=k)
+        merged = {r.memory.id: r for rank in range(k) for recalls in found if rank < len(recalls)
+                  for r in [recalls[rank]]}
+        return prompts.memory_lines(list(merged.values())[:k])

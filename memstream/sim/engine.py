@@ -2,8 +2,10 @@
 
 Each step (10 simulated seconds by default) every agent process wakes and goes
 through its sub-steps (:meth:`Simulation._step`): reflect if its trigger fired,
-make its day plan at wake-up, take the action its plan gives for now (decomposing
-the hour block it enters) and walk toward the action's place, perceive what is
+at wake-up revise what it is currently about (after a day lived) and make its day
+plan, take the action its plan gives for now (decomposing the hour block it
+enters; a new action is a memory of its own, "Ann is serving coffee") and walk
+toward the action's place, perceive what is
 near (other agents and object states, at most ``ATTENTION`` new things a step; an
 observation identical to the one it holds for the same thing is not written
 again) and consider re-planning on a poignant one, and talk with a co-located
@@ -36,7 +38,7 @@ from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
 from memstream.models.request import Stage, answer_all, concurrently, run_direct
 from memstream.offline_text import doing
-from memstream.planning import decompose_stage, plan_day_stage, react_stage
+from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage
 from memstream.reflection import maybe_reflect_stage
 from memstream.sim.agent import SLEEPING, Agent
 from memstream.sim.conversation import Conversations
@@ -53,6 +55,9 @@ REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms o
 SEEN_CHARS = 120             # what an agent notes of another's activity
 AFTER_AGENTS = 2             # simpy priority: later than every agent event at the same time
 IDENTITY = "identity"  # the kind of the memories an agent starts with
+#: The importance of an agent's own action when no model rated it (asleep, no plan): the paper's anchor for
+#: the mundane. A planned action shares the rating the model gave its block's decomposition.
+IDLE_IMPORTANCE = 1
 
 
 class Simulation:
@@ -66,7 +71,7 @@ class Simulation:
         self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
         self._index_locations()
         self.env = simpy.Environment(initial_time=to_epoch(start))
-        self.talk = Conversations(self.agents, stream, events, self.write, self._occupants)
+        self.talk = Conversations(self.agents, stream, events, self.flush, self._occupants)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
         self._things = [(b.name, f"{b.name}/{r.name}/{t.name}", t)  # every object, in the town's order
                         for a in town.areas for b in a.buildings for r in b.rooms for t in r.objects]
@@ -207,10 +212,11 @@ class Simulation:
             writes, self._writes = self._writes, []
             self.stream.extend(writes)
 
-    def write(self, owner: str, text: str, kind: str, importance: int, at: datetime, **metadata: Any) -> None:
+    def write(self, owner: str, text: str, kind: str, importance: int, at: datetime, cites: tuple[int, ...] = (),
+              **metadata: Any) -> None:
         """Buffer a memory; the round's writes go to the stream together (one transaction, one embedding batch)."""
         self._writes.append(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
-                                       metadata=metadata))
+                                       cites=cites, metadata=metadata))
 
     # -- one agent, one step ---------------------------------------------------------------------
 
@@ -236,14 +242,23 @@ class Simulation:
             self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
 
     def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
+        """After a day lived, revise what the agent is currently about; then plan the day from that."""
         self.flush()  # the plan recalls yesterday from the stream: this round's memories first
-        a.plan = yield from plan_day_stage(self.stream, a.resident, now)
+        revision = None
+        if a.plan is not None:  # a new day after one lived
+            revision = yield from revise_stage(self.stream, a.identity, now)
+            if revision:
+                a.currently = revision.currently
+                self.events.log(now, a.name, f"is now: {revision.currently}", a.location)
+        a.plan = yield from plan_day_stage(self.stream, a.identity, now,
+                                           revision=revision.memory_id if revision else None)
         self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.location)
 
     def _act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         """Take the action the plan gives for now (decomposing a block on entry), one step along the way."""
-        r = a.resident
+        r = a.identity
         conversation = self.talk.of(a.name)
+        importance = IDLE_IMPORTANCE
         if conversation:
             activity, block_activity, target = f"talking with {conversation.other(a.name)}", "talking", a.location
         elif not awake or a.plan is None:
@@ -257,10 +272,16 @@ class Simulation:
             action = a.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
             target = self.map.resolve(action.location, r.home or a.location)
+            importance = block.importance or IDLE_IMPORTANCE
         moved = self._walk(a, target)
         if activity != a.activity or moved:
             where = a.location if not a.route else f"on the way to {a.route[-1]}"
             self.events.log(now, a.name, activity, where)
+        if activity != a.activity and not conversation:  # the agent perceives its own new action
+            self.write(a.name, f"{doing(a.name, activity)} at {target}", OBSERVATION, importance, now,
+                       cites=(a.plan.memory_id,) if a.plan and a.plan.memory_id and activity != SLEEPING else (),
+                       own=True)
+            a.perceived_since_check = True
         if block_activity != a.block_activity or moved:
             self.versions[a.location] += 1
         a.activity, a.block_activity = activity, block_activity
@@ -280,7 +301,7 @@ class Simulation:
                 and now.timestamp() >= a.next_react_s):
             a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
             self.flush()
-            decision = yield from react_stage(self.stream, a.plan, a.resident, top_text, now)
+            decision = yield from react_stage(self.stream, a.plan, a.identity, top_text, now)
             if decision.react:
                 a.plan = decision.plan
                 self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.location)

@@ -1,9 +1,15 @@
 """How the offline stand-in model talks (rules, not intelligence).
 
-It starts a conversation with someone it has a relationship with or remembers;
-each speaker shares the most important thing it remembers that has not been said
-yet ("Did you hear? ..."), so news spreads from agent to agent as in the paper's
-party invitation; after four turns it says goodbye.
+- It starts a conversation with someone its listed memories mention by name.
+- A relationship is what its memories say: whom it knows and how, how often they have talked.
+- Each speaker shares, in its own words (first person for itself, the fact without who told it
+  for news heard), the most important thing it remembers that has not been said yet and is not
+  about the listener, its own doings, a plan or a dialogue; after four lines it says goodbye.
+  So news spreads from agent to agent as in the paper's party invitation.
+- A memo says what the other told it, turned into the third person; a conversation is as
+  poignant as its most poignant line on the importance rules; the planning thought is the first
+  event the other mentioned with a time and a place (:func:`memstream.offline_text.commitment`).
+- An interview answer quotes the remembered statements that share most words with the question.
 """
 
 from __future__ import annotations
@@ -13,56 +19,152 @@ import re
 
 from memstream.models.base import Message
 from memstream.models.offline import prompt_of, register_rules
-from memstream.offline_text import content_words
+from memstream.offline_text import commitment, content_words
 from memstream.sim import prompts
+from memstream.stream.offline import rate_poignancy
 
-_MEMORY = re.compile(r"^- \(importance (\d+)\) (.+)$", re.M)
+_MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)
+_TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* that )+")
+#: Not passed on as news: plans, dialogues, what was seen (someone's doings, an object's state) and the
+#: rules' own reflections; what is shared is the speaker's situation and what it was told.
+_NOT_SHARED_KINDS = frozenset({"plan", "dialogue", "observation", "reflection"})
+_FIRST_PERSON = {"has": "have", "is": "am", "does": "do", "was": "was"}
+_THIRD_PERSON = {"have": "has", "am": "is", "do": "does", "go": "goes", "was": "was"}
+_ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
+_CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
 
 
-_NOT_NEWS = re.compile(r"^(Conversation with|Plan for|From \d\d:\d\d|At \d\d:\d\d .* changed plans)|is sleeping$")
+def _facts(content: str) -> list[tuple[int, str]]:
+    """Remembered statements, most important first."""
+    return sorted(((int(i), text) for _, i, text in _MEMORY.findall(content)), key=lambda f: -f[0])
 
 
-def _facts(content: str, listener: str = "") -> list[tuple[int, str]]:
-    """Remembered statements worth passing on, most important first (not plans, not about the listener)."""
-    facts = [(int(i), t) for i, t in _MEMORY.findall(content)]
-    return sorted((f for f in facts if not _NOT_NEWS.search(f[1]) and (not listener or listener not in f[1])),
-                  key=lambda f: -f[0])
+def _news(content: str, listener: str) -> list[tuple[int, str]]:
+    """What the speaker could pass on, most important first: not of a kind kept to oneself, not a
+    planning thought, not about the listener, not whom the speaker knows."""
+    news = [(int(i), text) for kind, i, text in _MEMORY.findall(content)
+            if kind not in _NOT_SHARED_KINDS and not text.startswith(prompts.PLANS_PREFIX) and listener not in text
+            and not _ACQUAINTANCE.match(text)]
+    return sorted(news, key=lambda f: -f[0])
+
+
+def in_my_words(fact: str, speaker: str) -> str:
+    """A remembered statement as the speaker says it: news without who told it, itself in the first person."""
+    text = _TOLD.sub("", fact)
+    label = re.match(rf"{re.escape(speaker)}'s (?:current situation|situation on [^:]+): ", text)
+    if label:
+        rest = text[label.end():]
+        text = f"{speaker} {_as_predicate(rest)}" if rest[:1].islower() else rest  # "planning a party"
+    text = re.sub(rf"\b{re.escape(speaker)} (\w+)\b", lambda m: "I " + _FIRST_PERSON.get(
+        m.group(1), m.group(1)[:-1] if _third_person_verb(m.group(1)) else m.group(1)), text)
+    text = re.sub(rf"\b{re.escape(speaker)}'s\b", "my", text)
+    text = re.sub(rf"\b{re.escape(speaker)}\b", "I", text)
+    return text[:1].upper() + text[1:]
+
+
+def _third_person_verb(word: str) -> bool:
+    """"runs", "loves" (not "curious", "glass", "has" which is handled apart)."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.islower()
+
+
+def _as_predicate(rest: str) -> str:
+    """A situation's predicate after the name: "planning a party" -> "is planning a party"."""
+    first = rest.split(" ", 1)[0]
+    return rest if first in _FIRST_PERSON or _third_person_verb(first) else f"is {rest}"
+
+
+def in_their_words(said: str, speaker: str, listener: str) -> str:
+    """What ``speaker`` said in the first person, retold by ``listener`` in the third."""
+    said = re.sub(r"\bI'm\b", "I am", said)
+    said = re.sub(r"\bI (\w+)", lambda m: f"{speaker} " + _THIRD_PERSON.get(
+        m.group(1), m.group(1) + ("es" if m.group(1).endswith(("s", "sh", "ch", "x")) else "s")), said)
+    for pattern, replacement in ((r"\bmy\b", f"{speaker}'s"), (r"\bme\b", speaker), (r"\bI\b", speaker),
+                                 (r"\byou\b", listener)):
+        said = re.sub(pattern, replacement, said)
+    return said
+
+
+def _lines(content: str, after: str, before: str) -> list[tuple[str, str]]:
+    block = content.split(after, 1)[1].split(before, 1)[0]
+    return [(speaker, text) for line in block.splitlines() if ": " in line for speaker, text in [line.split(": ", 1)]]
 
 
 def answer_start(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    relationship = re.search(r"relationship with .+?: (.+)", content).group(1)
     other = re.search(r"Should .+? start a conversation with (.+)\?", content).group(1)
-    remembered = any(other in t for _, t in _facts(content))
-    return json.dumps({"talk": relationship != "none" or remembered})
+    return json.dumps({"talk": any(other in text for _, _, text in _MEMORY.findall(content))})
+
+
+def answer_relationship(messages: list[Message]) -> str:
+    content = prompt_of(messages)
+    name, other = re.search(r"how does (.+?) know (.+?) and what", content).groups()
+    texts = [text for _, _, text in _MEMORY.findall(content)]
+    how = next((t.split(": ", 1)[1] for t in texts if t.startswith(f"{name} knows {other}: ")), "")
+    talks = sum(t.startswith(f"Conversation with {other}") for t in texts)
+    if not how and not talks:
+        return json.dumps({"relationship": f"{name} does not know {other} yet"})
+    parts = [f"{name} knows {other} ({how})" if how else f"{name} has met {other}"]
+    if talks:
+        parts.append(f"they have talked {talks} time{'s' if talks > 1 else ''} before")
+    return json.dumps({"relationship": "; ".join(parts)})
 
 
 def answer_turn(messages: list[Message]) -> str:
     content = prompt_of(messages)
+    name = re.search(r"^You are (.+?)\. Stay in character", content).group(1)
     other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
     dialogue = content.split("The conversation so far:\n", 1)[1].split("\n\nWhat does", 1)[0]
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
-    news = next((t for imp, t in _facts(content, other) if t not in dialogue and imp >= 5), None)
+    told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
+            if kind == "dialogue" and text.startswith(f"Conversation with {other}:")] + [dialogue]
+    news = next((in_my_words(t, name) for imp, t in _news(content, other)
+                 if imp >= 5 and not any(in_my_words(t, name) in said for said in told)), None)
     first = other.split()[0]
     if len(turns) >= 3:
-        return json.dumps({"utterance": f"Bye, {first}! Talk soon.", "end": True})
+        return json.dumps({"utterance": f"Bye, {first}! See you around.", "end": True})
     if len(turns) == 2:
-        return json.dumps({"utterance": "Good to know. I should get going.", "end": False})
-    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. "
-    share = f"Did you hear? {news}" if news else "Not much news from me."
+        return json.dumps({"utterance": _CLOSINGS[0], "end": False})
+    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if "Did you hear? " in turns[-1] else \
+        "Good to see you. "
+    share = f"Did you hear? {news}" if news else _CLOSINGS[1]
     return json.dumps({"utterance": opener + share, "end": False})
+
+
+def _news_from(content: str, name: str) -> tuple[str, str] | None:
+    """(who, what) of the first news the other side of the dialogue shared."""
+    for speaker, text in _lines(content, ":\n", "\n\n"):
+        if speaker != name and "Did you hear? " in text:
+            return speaker, text.split("Did you hear? ", 1)[1].rstrip(".")
+    return None
 
 
 def answer_summary(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = re.search(r"from (.+?)'s point of view", content).group(1)
-    said = [line.split(": ", 1) for line in content.split(":\n", 1)[1].split("\n\nIn one sentence")[0].splitlines()
-            if ": " in line]
-    theirs = [text for speaker, text in said if speaker != name]
-    other = next((speaker for speaker, _ in said if speaker != name), "someone")
-    news = next((t.split("Did you hear? ", 1)[1] for t in theirs if "Did you hear? " in t), None)
-    summary = f"{other} told {name}: {news}" if news else f"{name} chatted with {other}"
+    a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
+    other = b if name == a else a
+    news = _news_from(content, name)
+    summary = f"{other} told {name} that {in_their_words(news[1], other, name)}." if news else \
+        f"{name} chatted with {other}"
     return json.dumps({"summary": summary})
+
+
+def answer_poignancy(messages: list[Message]) -> str:
+    """As poignant as the most poignant thing the other side said."""
+    content = prompt_of(messages)
+    name = re.search(r"how poignant is this conversation for (.+)\?", content).group(1)
+    heard = [text for speaker, text in _lines(content, "just had:\n", "\n\nOn the scale") if speaker != name]
+    return str(max((rate_poignancy(text) for text in heard), default=2))
+
+
+def answer_plans(messages: list[Message]) -> str:
+    content = prompt_of(messages)
+    name = re.search(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
+    for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
+        event = commitment(text) if speaker != name else None
+        if event:
+            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {event.when}"})
+    return json.dumps({"plans": "nothing to plan"})
 
 
 def answer_interview(messages: list[Message]) -> str:
@@ -76,5 +178,7 @@ def answer_interview(messages: list[Message]) -> str:
     return "From what I remember: " + " ".join(f if f.endswith(".") else f + "." for f in facts)
 
 
-register_rules({prompts.START_PURPOSE: answer_start, prompts.TURN_PURPOSE: answer_turn,
-            prompts.SUMMARY_PURPOSE: answer_summary, prompts.INTERVIEW_PURPOSE: answer_interview})
+register_rules({prompts.START_PURPOSE: answer_start, prompts.RELATIONSHIP_PURPOSE: answer_relationship,
+                prompts.TURN_PURPOSE: answer_turn, prompts.SUMMARY_PURPOSE: answer_summary,
+                prompts.POIGNANCY_PURPOSE: answer_poignancy, prompts.PLANS_PURPOSE: answer_plans,
+                prompts.INTERVIEW_PURPOSE: answer_interview})

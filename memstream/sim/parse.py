@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from memstream.errors import StructuredOutputError
 from memstream.models.base import (
+    items_of,
     maybe_structured,
     out_of_character,
     parse_structured,
@@ -30,6 +31,30 @@ class Summary(BaseModel):
     summary: str
 
 
+class Relationship(BaseModel):
+    relationship: str
+
+
+class Plans(BaseModel):
+    plans: str
+
+
+#: A summary, a relationship or a planning thought is a sentence or two, not an essay.
+MAX_SENTENCE_WORDS = 60
+
+
+def _sentence(text: str, what: str) -> str:
+    one = " ".join(text.split()).strip(" \"'")
+    if not one or "{" in one:
+        raise StructuredOutputError(f"no {what} in the answer; answer as JSON with one sentence")
+    if out_of_character(one):
+        raise StructuredOutputError(f"the {what} is the model speaking as itself; write it about the person")
+    if len(one.split()) > MAX_SENTENCE_WORDS:
+        raise StructuredOutputError(f"the {what} runs to {len(one.split())} words; write one sentence of at most "
+                                    f"{MAX_SENTENCE_WORDS}")
+    return one
+
+
 def parse_talk(text: str) -> bool:
     if "{" in text:
         return parse_structured(text, Talk).talk
@@ -47,11 +72,24 @@ def parse_turn(text: str) -> dict[str, Any]:
 
 
 def parse_summary(text: str) -> str:
-    if summary := maybe_structured(text, Summary):
-        return summary.summary.strip()
-    if not text.strip():
-        raise StructuredOutputError("empty summary")
-    return text.strip()
+    found = items_of(text, Summary)
+    return _sentence(found[0].summary if found else text, "summary")
+
+
+def parse_relationship(text: str) -> str:
+    found = items_of(text, Relationship)
+    return _sentence(found[0].relationship if found else text, "relationship")
+
+
+#: What a planning thought says when a conversation set nothing to plan.
+NOTHING_TO_PLAN = "nothing to plan"
+
+
+def parse_plans(text: str) -> str:
+    """A planning thought on a conversation; "" when there is nothing to plan."""
+    found = items_of(text, Plans)
+    thought = _sentence(found[0].plans if found else text, "planning thought")
+    return "" if thought.lower().strip(".! ").startswith(("nothing to plan", "nothing", "none", "no ")) else thought
 
 
 def parse_answer(text: str) -> str:
@@ -67,3 +105,5 @@ def parse_answer(text: str) -> str:
 register_answer_schema(prompts.START_PURPOSE, Talk)
 register_answer_schema(prompts.TURN_PURPOSE, Turn)
 register_answer_schema(prompts.SUMMARY_PURPOSE, Summary)
+register_answer_schema(prompts.RELATIONSHIP_PURPOSE, Relationship)
+register_answer_schema(prompts.PLANS_PURPOSE, Plans)

@@ -8,17 +8,22 @@ from __future__ import annotations
 from memstream.models.base import Message, one_line
 from memstream.stream import Recall
 
-VERSION = 3
+VERSION = 4
 START_PURPOSE = "dialogue.start"
+RELATIONSHIP_PURPOSE = "dialogue.relationship"
 TURN_PURPOSE = "dialogue"
-SUMMARY_PURPOSE = "dialogue.summary"
+SUMMARY_PURPOSE = "dialogue.summary"      # the memo each side writes on the conversation
+POIGNANCY_PURPOSE = "dialogue.importance"
+PLANS_PURPOSE = "dialogue.plans"
 INTERVIEW_PURPOSE = "interview"
-MAX_TURNS = 8
+#: Lines of a conversation at most (the reference implementation's limit); most end sooner, by a side's goodbye.
+MAX_TURNS = 16
+#: How a planning thought on a conversation begins in the stream.
+PLANS_PREFIX = "For my plans: "
 
 START_TEMPLATE = (
     "You decide for {name}, a person in a small town (below).\n{identity}\n\n"
     "It is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
-    "{name}'s relationship with {other}: {relationship}\n"
     "What {name} remembers about {other}:\n{memories}\n\n"
     "Should {name} start a conversation with {other}? People who know each other, or who share a place and "
     "are both free, usually say hello and chat for a minute.\n"
@@ -26,9 +31,19 @@ START_TEMPLATE = (
     'Example (someone else, who meets a neighbour they know at the market, both free): {{"talk": true}}'
 )
 
+RELATIONSHIP_TEMPLATE = (
+    "{identity}\n\nWhat {name} remembers about {other}:\n{memories}\n\n"
+    "In one sentence, how does {name} know {other} and what does {name} feel or know about {other}? If the "
+    "memories say nothing of {other}, say that {name} does not know {other} yet.\n"
+    'Answer as JSON {{"relationship": "..."}}.\n'
+    'Example (for someone else): {{"relationship": "Ann buys bread from Ben every morning and likes his jokes."}}'
+)
+
 TURN_TEMPLATE = (
     "You are {name}. Stay in character: speak as {name} would, from {name}'s own memories, in one or two "
-    "sentences; never say you are an AI.\n{identity}\n\nIt is {time}. {name} is talking with {other} at {place}.\n"
+    "sentences, in your own words (do not copy the memory lines); never say you are an AI.\n{identity}\n\n"
+    "It is {time}. {name} is talking with {other} at {place}.\n"
+    "{name} and {other}: {relationship}\n"
     "What {name} remembers that may matter here:\n{memories}\n\n"
     "The conversation so far:\n{dialogue}\n\n"
     "What does {name} say next? End the conversation when it has run its course.\n"
@@ -44,6 +59,22 @@ SUMMARY_TEMPLATE = (
     'Example (for someone else): {{"summary": "Ben told Ann that the market moves to Saturday."}}'
 )
 
+POIGNANCY_TEMPLATE = (
+    "{identity}\n\nA conversation {name} just had:\n{dialogue}\n\n"
+    "On the scale of 1 to 10, where 1 is purely mundane (small talk, a greeting) and 10 is extremely poignant "
+    "(news of a death, a break-up, a proposal), how poignant is this conversation for {name}?\n"
+    "Answer with a single integer from 1 to 10."
+)
+
+PLANS_TEMPLATE = (
+    "{identity}\n\nA conversation {name} just had, on {date} at {time}:\n{dialogue}\n\n"
+    "Is there anything from this conversation {name} needs to remember when planning (an invitation, a meeting "
+    "agreed, something to do, with its time and place if said)? Write it from {name}'s point of view as one "
+    'sentence that says when and where, or "nothing to plan" if there is nothing.\n'
+    'Answer as JSON {{"plans": "..."}}.\n'
+    'Example (for someone else): {{"plans": "go to Ben\'s book reading at the library at 18:00 on 3 March"}}'
+)
+
 INTERVIEW_TEMPLATE = (
     "You are {name}, being interviewed. Answer in the first person, as {name}, in two or three sentences, "
     "drawing on what you remember below; if you do not remember, say so as {name} would. Never say you are "
@@ -56,8 +87,8 @@ INTERVIEW_TEMPLATE = (
 
 
 def memory_lines(recalls: list[Recall]) -> str:
-    return "\n".join(f"- (importance {r.memory.importance}) {one_line(r.memory.text)}" for r in recalls) \
-        or "- (nothing)"
+    return "\n".join(f"- ({r.memory.kind}, importance {r.memory.importance}) {one_line(r.memory.text)}"
+                     for r in recalls) or "- (nothing)"
 
 
 def dialogue_lines(turns: list[tuple[str, str]]) -> str:
@@ -65,16 +96,31 @@ def dialogue_lines(turns: list[tuple[str, str]]) -> str:
 
 
 def start_messages(identity: str, name: str, other: str, time: str, activity: str, place: str,
-                   other_activity: str, relationship: str, memories: str) -> list[Message]:
+                   other_activity: str, memories: str) -> list[Message]:
     return [{"role": "user", "content": START_TEMPLATE.format(
         identity=identity, name=name, other=other, time=time, activity=activity, place=place,
-        other_activity=other_activity, relationship=relationship or "none", memories=memories)}]
+        other_activity=other_activity, memories=memories)}]
 
 
-def turn_messages(identity: str, name: str, other: str, time: str, place: str, memories: str,
+def relationship_messages(identity: str, name: str, other: str, memories: str) -> list[Message]:
+    return [{"role": "user", "content": RELATIONSHIP_TEMPLATE.format(identity=identity, name=name, other=other,
+                                                                     memories=memories)}]
+
+
+def turn_messages(identity: str, name: str, other: str, time: str, place: str, relationship: str, memories: str,
                   dialogue: str) -> list[Message]:
     return [{"role": "user", "content": TURN_TEMPLATE.format(
-        identity=identity, name=name, other=other, time=time, place=place, memories=memories, dialogue=dialogue)}]
+        identity=identity, name=name, other=other, time=time, place=place, relationship=relationship,
+        memories=memories, dialogue=dialogue)}]
+
+
+def poignancy_messages(identity: str, name: str, dialogue: str) -> list[Message]:
+    return [{"role": "user", "content": POIGNANCY_TEMPLATE.format(identity=identity, name=name, dialogue=dialogue)}]
+
+
+def plans_messages(identity: str, name: str, date: str, time: str, dialogue: str) -> list[Message]:
+    return [{"role": "user", "content": PLANS_TEMPLATE.format(identity=identity, name=name, date=date, time=time,
+                                                              dialogue=dialogue)}]
 
 
 def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:

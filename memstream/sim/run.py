@@ -34,7 +34,7 @@ from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog, truncate
 from memstream.sim.residents import populate
 from memstream.sim.world import Town, default_town_path, load_town
-from memstream.stream import MemoryStream
+from memstream.stream import MemoryStream, Weights
 from memstream.timeutil import require_aware
 
 FORMAT = "memstream-run"
@@ -55,6 +55,7 @@ class RunConfig(BaseModel):
     max_calls: int | None = Field(default=None, gt=0)
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
     concurrency: int | None = Field(default=None, gt=0)  # model requests in flight
+    weights: Weights = Field(default_factory=Weights)  # retrieval's weights for every agent (the paper's 1,1,1)
 
     @field_validator("start")
     @classmethod
@@ -199,7 +200,7 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
     model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
     chat = CachedChatModel(model, out / "calls.db")
     embedder = CachedEmbedder(make_embedder(config.embedder))
-    stream = MemoryStream(out / "streams.db", embedder, chat=chat)  # type: ignore[arg-type]
+    stream = MemoryStream(out / "streams.db", embedder, chat=chat, weights=config.weights)  # type: ignore[arg-type]
     events = EventLog(out / "events.jsonl")
     events.lines = state["events_lines"] if state else 0
     tz = config.start.tzinfo

@@ -17,8 +17,11 @@ OBSERVATION = "observation"
 REFLECTION = "reflection"
 PLAN = "plan"
 DIALOGUE = "dialogue"
+#: What an agent thinks to itself that is not a reflection: a memo on a conversation, a planning
+#: thought, the morning's revision of its situation (the reference implementation's "thought" nodes).
+THOUGHT = "thought"
 #: The kinds the paper uses; any other lowercase word is accepted too.
-KNOWN_KINDS = (OBSERVATION, REFLECTION, PLAN, DIALOGUE)
+KNOWN_KINDS = (OBSERVATION, REFLECTION, PLAN, DIALOGUE, THOUGHT)
 
 MIN_IMPORTANCE = 1
 MAX_IMPORTANCE = 10

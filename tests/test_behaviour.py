@@ -62,8 +62,7 @@ def test_an_agents_own_actions_are_memories_citing_its_plan() -> None:
     own = [m for m in stream.memories(HOST) if m.metadata.get("own")]
     assert len(own) >= 3 and all(m.kind == "observation" and m.text.startswith(f"{HOST} is ") for m in own)
     assert any(m.cites and stream.get(HOST, m.cites[0]).kind == "plan" for m in own)
-    assert all(a.text != b.text for a, b in zip(own, own[1:]))  # written when the action changes, not each step
-    assert len(own) < 40
+    assert len(own) < 20  # 540 steps, an action of 5-15 minutes: written when the action changes, not each step
 
 
 def test_a_conversation_is_rated_by_the_model_and_leaves_a_memo_and_a_planning_thought() -> None:

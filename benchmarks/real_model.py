@@ -32,7 +32,7 @@ from pydantic import BaseModel
 
 from memstream.models import HashEmbedder, make_chat_model, run_direct
 from memstream.models.base import Call, ChatModel, Completion
-from memstream.planning import Identity, decompose, plan_day
+from memstream.planning import Identity, decompose, plan_day, react, revise_stage
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import reflect
 from memstream.sim import parse as sim_parse
@@ -139,6 +139,12 @@ def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
         waking = [b for b in plan.blocks if b.activity != "sleeping"]
         if waking:
             decompose(stream, me, plan, waking[0].start)
+        evening = plan.day + timedelta(hours=15)
+        reaction = react(stream, owner, "Maria Lopez invited Isabella Rodriguez to a book reading at the College "
+                         "Library at 18:00 today", evening)
+        log["reactions"].append(reaction.reaction)
+        revision = run_direct(revise_stage(stream, me, plan.day + timedelta(days=1, hours=6)), chat)
+        log["revisions"].append(revision.currently if revision else None)
         log["activities"] += [b.activity for b in plan.blocks] + [a.activity for b in plan.blocks for a in b.actions]
 
 
@@ -188,6 +194,7 @@ def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
     return {"model": chat.name, "structured_output": chat.structured_mode, "purposes": rows,
             "insights_per_reflection": log["reflections"], "strokes_per_plan": log["strokes"],
             "conversations_started": log.get("conversations", 0), "longest_activity_words": longest,
+            "reactions": log["reactions"], "revisions": log["revisions"],
             "interviews": log["interviews"]}
 
 
@@ -211,7 +218,8 @@ def main() -> None:
     model = Replayed(Path(args.replay) / "calls.jsonl", args.llm) if args.replay else \
         make_chat_model(args.llm, timeout=args.timeout, concurrency=1)
     chat = Recorder(model, live)
-    log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
+    log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": [], "reactions": [],
+                           "revisions": []}
     started = time.perf_counter()
     cli_stages(chat, log)
     with tempfile.TemporaryDirectory() as tmp:

@@ -232,3 +232,60 @@ def recall(results: list[dict[str, Any]]) -> Figure:
     ax.grid(alpha=0.3)
     ax.legend(loc="lower right", fontsize="small")
     return fig
+
+
+# -- what emerged in runs (from memstream.sim.measures results) ----------------------------------
+
+def diffusion(results: list[dict[str, Any]]) -> Figure:
+    """The share of agents who know the fact, hour by hour, one line per run."""
+    fig, ax = _figure(7, 4)
+    for r in results:
+        times = [datetime.fromisoformat(h["time"]) for h in r["by_hour"]]
+        ax.step(times, [h["share"] for h in r["by_hour"]], where="post", marker="o", markersize=3,
+                label=f"{Path(r['run']).name} (final {r['final_share']:.0%})")
+    ax.set_title(textwrap.shorten(f"Who knows: {results[0]['fact']}", 70))
+    ax.set_xlabel("simulated time")
+    ax.set_ylabel(f"share of the {results[0]['agents']} agents")
+    ax.set_ylim(0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", fontsize="small")
+    fig.autofmt_xdate()
+    return fig
+
+
+def network(result: dict[str, Any]) -> Figure:
+    """Who knows whom at the start and the end of a run, agents on a circle."""
+    fig = Figure(figsize=(11, 5.5), layout="constrained")
+    names = sorted({n for e in result["edges_start"] + result["edges_end"] for n in e})
+    angle = {n: 2 * np.pi * i / max(len(names), 1) for i, n in enumerate(names)}
+    xy = {n: (np.cos(a), np.sin(a)) for n, a in angle.items()}
+    small = len(names) <= 40
+    for ax, key, title in zip(fig.subplots(1, 2), ("edges_start", "edges_end"), ("start", "end"), strict=True):
+        for a, b in result[key]:
+            ax.plot(*zip(xy[a], xy[b], strict=True), color="#4C72B0", alpha=0.35, linewidth=0.8)
+        ax.scatter([p[0] for p in xy.values()], [p[1] for p in xy.values()], s=30 if small else 4, color="#DD8452",
+                   zorder=3)
+        if small:
+            for n, (x, y) in xy.items():
+                ax.annotate(n.split()[0], (x * 1.08, y * 1.08), ha="center", va="center", fontsize=7)
+        ax.set_title(f"{title}: density {result[f'density_{title}']:.3f}, {len(result[key])} pairs")
+        ax.set_aspect("equal")
+        ax.axis("off")
+    return fig
+
+
+def attendance(results: list[dict[str, Any]]) -> Figure:
+    """Per run: agents present at the place during the window, who knew beforehand, and both."""
+    fig, ax = _figure(max(5, 2 + 1.6 * len(results)), 4)
+    labels = ["present", "knew", "present and knew"]
+    width = 0.8 / max(len(results), 1)
+    for i, r in enumerate(results):
+        values = [len(r["present"]), len(r.get("knew", [])), r.get("attended_and_knew", 0)]
+        bars = ax.bar(np.arange(3) + i * width, values, width, label=Path(r["run"]).name)
+        ax.bar_label(bars, fontsize=8)
+    ax.set_xticks(np.arange(3) + width * (len(results) - 1) / 2, labels)
+    ax.set_ylabel("agents")
+    r0 = results[0]
+    ax.set_title(f"{r0['place']}, {r0['from'][:16].replace('T', ' ')} to {r0['to'][11:16]}")
+    ax.legend(fontsize="small")
+    return fig

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scripted import ScriptedChat
 
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
@@ -26,7 +27,6 @@ from memstream.sim.events import EventLog
 from memstream.sim.run import RunConfig, start_run
 from memstream.sim.world import default_town_path, load_town
 from memstream.stream import DIALOGUE, THOUGHT, MemoryStream
-from scripted import ScriptedChat
 
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)

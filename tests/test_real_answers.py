@@ -146,7 +146,7 @@ def test_the_recorded_cli_stages_replay(monkeypatch) -> None:
             return Completion(queue[0] if len(queue) == 1 else queue.pop(0))
 
     real_model.STRICT.update(real_model._strict_models())
-    log = {"reflections": [], "strokes": [], "activities": [], "interviews": []}
+    log = {"reflections": [], "strokes": [], "activities": [], "interviews": [], "reactions": [], "revisions": []}
     chat = real_model.Recorder(Replay())
     real_model.cli_stages(chat, log)
     assert log["reflections"] and log["reflections"][0] >= 1  # the reflection wrote cited insights

@@ -170,7 +170,7 @@ def answer_plans(messages: list[Message]) -> str:
 def answer_interview(messages: list[Message]) -> str:
     """Quote the remembered statements that share most words with the question (then the most important)."""
     content = prompt_of(messages)
-    question = set(content_words(content.split("Interviewer: ", 1)[1].split("\n", 1)[0]))
+    question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
     facts = list(dict.fromkeys(t for _, t in sorted(_facts(content), key=lambda f: (
         -len(question & set(content_words(f[1]))), -f[0]))))[:3]
     if not facts:

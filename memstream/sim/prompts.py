@@ -79,7 +79,7 @@ INTERVIEW_TEMPLATE = (
     "You are {name}, being interviewed. Answer in the first person, as {name}, in two or three sentences, "
     "drawing on what you remember below; if you do not remember, say so as {name} would. Never say you are "
     "an AI or a language model.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
-    "Interviewer: {question}\n"
+    "{history}Interviewer: {question}\n"
     "Answer as {name}, in the first person, drawing only on these memories.\n"
     'Example (someone else, asked what they are working on): "I\'m getting the bakery ready for Saturday\'s '
     'market; I\'ve been baking since six."'
@@ -127,6 +127,10 @@ def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:
     return [{"role": "user", "content": SUMMARY_TEMPLATE.format(a=a, b=b, name=name, dialogue=dialogue)}]
 
 
-def interview_messages(identity: str, name: str, memories: str, question: str) -> list[Message]:
+def interview_messages(identity: str, name: str, memories: str, question: str,
+                       history: list[tuple[str, str]] = ()) -> list[Message]:
+    """``history``: the interview's earlier (question, answer) pairs, for a conversation."""
+    earlier = "".join(f"Interviewer: {one_line(q)}\n{name}: {one_line(a)}\n" for q, a in history)
     return [{"role": "user", "content": INTERVIEW_TEMPLATE.format(
-        identity=identity, name=name, memories=memories, question=question)}]
+        identity=identity, name=name, memories=memories, question=question,
+        history=f"Earlier in this interview:\n{earlier}\n" if earlier else "")}]

@@ -1,0 +1,196 @@
+"""What emerges in a run, measured as the paper measured Smallville, model-free from the run's streams
+and event log: information diffusion (who knows a fact, hour by hour), relationship formation (who
+knows whom) and coordination (who was at a place during an event, among those who knew of it).
+
+Every count comes with the memory ids it rests on, so a reader can audit it against the stream
+(``memstream recall``/``replay``). "Knowing" here is having a memory that mentions the fact or the
+person; the paper asked the agents instead (:mod:`memstream.sim.interview` does that with a model).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from memstream.errors import MemstreamError
+from memstream.files import read_json
+from memstream.offline_text import content_words
+from memstream.sim.events import read_events
+from memstream.sim.run import RunConfig, read_run
+from memstream.sim.world import Town
+from memstream.stream import Memory, MemoryStream
+
+#: Memory ids listed per agent as evidence (the first ones; the count is complete).
+EVIDENCE_IDS = 5
+
+
+@dataclass
+class Run:
+    """A run directory, opened read-only for measuring."""
+
+    out: Path
+    config: RunConfig
+    town: Town
+    stream: MemoryStream
+    end: datetime
+
+    @property
+    def agents(self) -> list[str]:
+        return sorted(r.name for r in self.town.residents)
+
+    def memories(self) -> Iterator[tuple[str, Memory]]:
+        for agent in self.agents:
+            if self.stream.has(agent):
+                for m in self.stream.memories(agent):
+                    yield agent, m
+
+    def check_time(self, t: datetime, flag: str) -> datetime:
+        if not self.config.start <= t <= self.end:
+            raise MemstreamError(f"{flag} {t.isoformat()} is outside the run {self.out} "
+                                 f"({self.config.start.isoformat()} to {self.end.isoformat()})")
+        return t
+
+
+@contextmanager
+def open_run(out: str | Path) -> Iterator[Run]:
+    out = Path(out)
+    config, town = read_run(out)
+    if not (out / "streams.db").is_file():
+        raise MemstreamError(f"{out} has no streams.db; the run never started")
+    metrics = read_json(out / "metrics.json", "run metrics") if (out / "metrics.json").is_file() else {}
+    end = (datetime.fromisoformat(metrics["sim_time"]) if isinstance(metrics, dict) and "sim_time" in metrics
+           else config.start + timedelta(hours=config.hours))
+    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
+        yield Run(out, config, town, stream, end)
+
+
+def fact_terms(fact: str) -> list[str]:
+    """The words a memory must all contain to mention ``fact`` (its content words, in any case)."""
+    terms = list(dict.fromkeys(content_words(fact)))
+    if not terms:
+        raise MemstreamError(f"--fact {fact!r} has no words to look for; give a phrase such as "
+                             "\"Valentine's Day party\"")
+    return terms
+
+
+def _mentions(terms: list[str]) -> re.Pattern[str]:
+    return re.compile("".join(rf"(?=.*\b{re.escape(t)}\b)" for t in terms), re.IGNORECASE | re.DOTALL)
+
+
+def knowers(run: Run, fact: str) -> dict[str, list[Memory]]:
+    """Each agent's memories that mention ``fact``, oldest first (agents with none are left out)."""
+    pattern = _mentions(fact_terms(fact))
+    found: dict[str, list[Memory]] = {}
+    for agent, m in run.memories():
+        if pattern.match(m.text):
+            found.setdefault(agent, []).append(m)
+    return found
+
+
+def _hours(run: Run) -> list[datetime]:
+    times, t = [], run.config.start
+    while t < run.end:
+        times.append(t)
+        t += timedelta(hours=1)
+    return [*times, run.end]
+
+
+def _evidence(memories: list[Memory]) -> list[int]:
+    return [m.id for m in memories[:EVIDENCE_IDS]]
+
+
+def diffusion(run: Run, fact: str) -> dict[str, Any]:
+    """The share of agents with a memory of ``fact``, at the start and every simulated hour."""
+    found = knowers(run, fact)
+    n = len(run.agents)
+    by_hour = []
+    for t in _hours(run):
+        knowing = sorted(a for a, ms in found.items() if ms[0].created_at <= t)
+        by_hour.append({"time": t.isoformat(), "knowers": len(knowing), "share": round(len(knowing) / n, 4),
+                        "agents": knowing})
+    return {"run": str(run.out), "fact": fact, "agents": n, "by_hour": by_hour,
+            "final_share": by_hour[-1]["share"], "evidence": {a: _evidence(ms) for a, ms in sorted(found.items())}}
+
+
+def _acquaintances(run: Run) -> dict[tuple[str, str], Memory]:
+    """(who, whom) -> the first memory of ``who`` that names ``whom`` in full."""
+    names = run.agents
+    if not names:
+        return {}
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    first: dict[tuple[str, str], Memory] = {}
+    for agent, m in run.memories():
+        for whom in set(pattern.findall(m.text)) - {agent}:
+            pair = (agent, whom)
+            if pair not in first or m.created_at < first[pair].created_at:
+                first[pair] = m
+    return first
+
+
+def network(run: Run) -> dict[str, Any]:
+    """Who knows whom at the start and the end: an undirected edge where one agent has a memory
+    naming the other; density = edges / pairs, as the paper's η = 2|E| / (|V|(|V|-1))."""
+    known = _acquaintances(run)
+    n = len(run.agents)
+    pairs = n * (n - 1) / 2 or 1
+
+    def edges(at: datetime) -> list[list[str]]:
+        return sorted({tuple(sorted(p)) for p, m in known.items() if m.created_at <= at})  # type: ignore[misc]
+
+    start, end = edges(run.config.start), edges(run.end)
+    return {"run": str(run.out), "agents": n, "density_start": round(len(start) / pairs, 4),
+            "density_end": round(len(end) / pairs, 4), "edges_start": [list(e) for e in start],
+            "edges_end": [list(e) for e in end],
+            "evidence": {f"{a} -> {b}": m.id for (a, b), m in sorted(known.items())}}
+
+
+def resolve_place(run: Run, place: str) -> str:
+    buildings = {b.name: b for a in run.town.areas for b in a.buildings}
+    match = next((name for name in buildings if name.lower() == place.strip().lower()), None)
+    if match is None:
+        raise MemstreamError(f"--place {place!r} is not a building of the run's town; one of: "
+                             + ", ".join(sorted(buildings)[:12]) + ("..." if len(buildings) > 12 else ""))
+    return match
+
+
+def presence(run: Run, place: str, start: datetime, end: datetime) -> dict[str, str]:
+    """Agents at ``place`` at some moment in [start, end), with the time they were first seen there."""
+    where: dict[str, tuple[str, str]] = {}  # agent -> (location, since) before the window
+    present: dict[str, str] = {}
+    for e in read_events(run.out / "events.jsonl"):
+        if not e["agent"] or e["agent"] in present:
+            continue
+        at = datetime.fromisoformat(e["time"])
+        if at >= end:
+            continue
+        if at < start:
+            where[e["agent"]] = (e["location"], e["time"])
+        elif e["location"] == place:
+            present[e["agent"]] = e["time"]
+    for agent, (location, _) in where.items():
+        if location == place and agent not in present:
+            present[agent] = start.isoformat()
+    return dict(sorted(present.items()))
+
+
+def attendance(run: Run, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> dict:
+    """Who was at ``place`` during [start, end), and among them who knew ``invited_fact`` beforehand."""
+    place = resolve_place(run, place)
+    run.check_time(start, "--from")
+    run.check_time(end, "--to")
+    if end <= start:
+        raise MemstreamError(f"--to {end.isoformat()} must come after --from {start.isoformat()}")
+    present = presence(run, place, start, end)
+    out: dict[str, Any] = {"run": str(run.out), "place": place, "from": start.isoformat(), "to": end.isoformat(),
+                           "present": sorted(present), "arrived": present}
+    if invited_fact:
+        knew = {a: ms for a, ms in knowers(run, invited_fact).items() if ms[0].created_at < start}
+        out |= {"invited_fact": invited_fact, "knew": sorted(knew),
+                "attended_and_knew": len(set(present) & set(knew)),
+                "evidence": {a: _evidence(ms) for a, ms in sorted(knew.items())}}
+    return out

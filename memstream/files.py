@@ -31,5 +31,19 @@ def read_json(path: str | Path, what: str = "JSON file") -> Any:
         raise MemstreamError(f"{path} is not valid JSON ({getattr(e, 'msg', str(e))[:60]})") from None
 
 
+def read_data(path: str | Path, what: str = "file") -> Any:
+    """The value in a YAML (``.yaml``/``.yml``) or JSON file; one clear error if it does not parse."""
+    path = Path(path)
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        return read_json(path, what)
+    import yaml
+
+    text = read_text(path, what)
+    try:
+        return yaml.safe_load(text)
+    except Exception as e:  # noqa: BLE001 - yaml's errors have several types
+        raise MemstreamError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+
+
 def _refuse(constant: str) -> Any:
     raise ValueError(f"{constant} is not JSON")

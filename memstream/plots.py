@@ -289,3 +289,24 @@ def attendance(results: list[dict[str, Any]]) -> Figure:
     ax.set_title(f"{r0['place']}, {r0['from'][:16].replace('T', ' ')} to {r0['to'][11:16]}")
     ax.legend(fontsize="small")
     return fig
+
+
+def interview_scores(answers: list[dict[str, Any]]) -> Figure:
+    """Mean judge score per category, one bar per run (from ``memstream measure interviews --judge``)."""
+    scored = [a for a in answers if "score" in a]
+    if not scored:
+        raise MemstreamError("no scored answers to plot; give --judge MODEL")
+    runs = list(dict.fromkeys(Path(a["run"]).name for a in scored))
+    categories = list(dict.fromkeys(a["category"] for a in scored))
+    fig, ax = _figure(max(6, 1.4 * len(categories) * max(1, len(runs) / 2)), 4)
+    width = 0.8 / len(runs)
+    for i, run in enumerate(runs):
+        means = [np.mean([a["score"] for a in scored if Path(a["run"]).name == run and a["category"] == c] or [0])
+                 for c in categories]
+        ax.bar(np.arange(len(categories)) + i * width, means, width, label=run)
+    ax.set_xticks(np.arange(len(categories)) + width * (len(runs) - 1) / 2, categories)
+    ax.set_ylim(0, 5)
+    ax.set_ylabel("mean judge score (1-5)")
+    ax.set_title("Interview answers by category")
+    ax.legend(fontsize="small")
+    return fig

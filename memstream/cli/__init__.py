@@ -28,7 +28,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="memstream: %(levelname)s: %(name)s: %(message)s")
     parser, handlers = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and getattr(args, "question", "") is None and len(extra) == 1 and not extra[0].startswith("-"):
+            args.question = extra.pop()  # an optional positional after options (argparse would refuse it)
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as stop:  # argparse: --help (0) or a usage error (2)
         return int(stop.code or 0)
     sys.stdout = Printable(sys.stdout)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 
@@ -49,8 +50,16 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("run", help="simulate a town of agents (the main job); writes a run directory")
     p.add_argument("--town", help="a town file (YAML or JSON; default: the bundled Smallville)")
     p.add_argument("--agents", type=positive_int, help="number of agents (default: the town's residents)")
-    p.add_argument("--start", default="2023-02-13T06:00:00-08:00", help="simulated start, ISO time with zone")
-    p.add_argument("--hours", type=float, help="simulated hours to run (default 3)")
+    p.add_argument("--start", help=f"simulated start, ISO time with zone (default {DEFAULT_START})")
+    p.add_argument("--hours", type=float, help="simulated hours to run (default 3; after the fork point with "
+                   "--fork; the scenario's with --scenario)")
+    p.add_argument("--scenario", help="a scenario: a bundled name (valentine) or a YAML/JSON file")
+    p.add_argument("--fork", metavar="RUN[@TIME]", help="start from RUN's checkpoint at TIME (default: its latest), "
+                   "with any changes given here (hours, weights, llm, ablate)")
+    p.add_argument("--ablate", metavar="MODULES", help="comma list of modules the agents go without: "
+                   "observation, reflection, planning")
+    p.add_argument("--keep-every", type=float, help="keep a checkpoint (a fork point) every this many simulated "
+                   "hours (default 6)")
     p.add_argument("--step-seconds", type=positive_int, default=10)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-calls", type=positive_int,
@@ -62,21 +71,34 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
     weight_flags(p, default=None)
 
+    p = sub.add_parser("whisper", help="put a memory in an agent's mind in a run (the paper's inner voice)")
+    p.add_argument("run")
+    p.add_argument("--agent", required=True)
+    p.add_argument("text")
+    p.add_argument("--at", help="ISO time with zone (default: where the run stands)")
+
     p = sub.add_parser("replay", help="print a run's event log as a story")
     p.add_argument("run")
     p.add_argument("--agent")
     p.add_argument("--from", dest="from_", metavar="TIME", help="ISO time with zone")
     p.add_argument("--to", metavar="TIME", help="ISO time with zone")
 
-    p = sub.add_parser("interview", help="ask an agent of a finished run a question")
+    p = sub.add_parser("interview", help="ask an agent of a run a question, a conversation (no question: "
+                       "one per line on stdin) or a battery")
     p.add_argument("run")
     p.add_argument("--agent", required=True)
-    p.add_argument("question")
+    p.add_argument("question", nargs="?")
+    p.add_argument("--questions", metavar="FILE", help="a battery (YAML/JSON, categories of questions); "
+                   "'bundled' for the paper's five categories")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the answers as JSON")
+    p.add_argument("--remember", action="store_true", help="the agent keeps the interview in its stream (as a "
+                   "whisper the run carries); by default an interview leaves the agent as it was")
     p.add_argument("-k", type=positive_int, default=10, help="memories to draw on")
     weight_flags(p, default="1,1,1,1")  # the paper's score, and the span a question names ("yesterday")
     endpoint_flags(p)
 
-    return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "replay": cmd_replay,
+    return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "whisper": cmd_whisper,
+            "replay": cmd_replay,
             "interview": cmd_interview}
 
 
@@ -144,30 +166,27 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
 
     from memstream.sim.events import read_events
-    from memstream.sim.run import RunConfig, read_run, resume_run, start_run
+    from memstream.sim.run import read_run, resume_run
 
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
+    modes = [flag for flag, given in (("--resume", args.resume), ("--fork", args.fork), ("--scenario", args.scenario))
+             if given]
+    if len(modes) > 1:
+        raise MemstreamError(f"{' and '.join(modes)} cannot be combined; choose one")
+    ablate = [a.strip() for a in args.ablate.split(",") if a.strip()] if args.ablate is not None else None
     if args.resume:
-        if args.weights is not None or args.decay is not None:
-            raise MemstreamError("a run keeps the retrieval weights it started with; drop --weights/--decay to "
-                                 "resume it, or start a new run with them")
+        if args.weights is not None or args.decay is not None or ablate is not None:
+            raise MemstreamError("a run keeps the weights and ablations it started with; fork it to change them: "
+                                 f"memstream run --fork {args.resume} --out NEW ...")
         result = resume_run(Path(args.resume), hours=args.hours, timeout=args.timeout,
                             concurrency=args.concurrency, max_calls=args.max_calls)
+    elif args.fork:
+        result = _fork(args, ablate)
     else:
-        start = parse_time_arg(args.start, "--start")
-        try:
-            config = RunConfig(town=args.town, agents=args.agents, start=start, hours=args.hours or 3.0,
-                               step_seconds=args.step_seconds, llm=args.llm or "offline",
-                               embedder=args.embedder or "minilm", seed=args.seed, max_calls=args.max_calls,
-                               timeout=args.timeout, concurrency=args.concurrency, weights=parse_weights(args))
-        except ValidationError as e:
-            raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
-        out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
-        result = start_run(config, out)
+        result = _new_run(args, ablate)
     m = result.metrics
     why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
     print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
@@ -195,6 +214,63 @@ def cmd_run(args: argparse.Namespace) -> int:
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
 
 
+DEFAULT_START = "2023-02-13T06:00:00-08:00"
+
+
+def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
+    """The run settings given on the command line (those not given are left out)."""
+    given = {"hours": args.hours, "llm": args.llm, "timeout": args.timeout, "concurrency": args.concurrency,
+             "max_calls": args.max_calls, "ablate": ablate, "keep_every": args.keep_every,
+             "weights": parse_weights(args) if args.weights is not None or args.decay is not None else None}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
+    from pydantic import ValidationError
+
+    from memstream.sim.run import RunConfig, scenario_run, start_run
+    from memstream.sim.scenario import load_scenario
+
+    settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
+    try:
+        if args.scenario:
+            if args.town or args.start:
+                raise MemstreamError("--scenario sets the town and the start; drop --town/--start")
+            scenario = load_scenario(args.scenario)
+            out = Path(args.out or f"runs/{scenario.name}")
+            settings |= {"seed": args.seed} | ({"agents": args.agents} if args.agents else {})
+            return scenario_run(scenario, out, **settings)
+        start = parse_time_arg(args.start or DEFAULT_START, "--start")
+        config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed,
+                           **({"hours": 3.0} | settings))
+    except ValidationError as e:
+        raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
+    out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
+    return start_run(config, out)
+
+
+def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
+    from memstream.sim.run import fork_run
+
+    source, _, at = args.fork.partition("@")
+    if not args.out:
+        raise MemstreamError("--fork needs --out NEW: a fork never writes into the run it comes from")
+    fixed = [flag for flag, given in (("--town", args.town), ("--agents", args.agents), ("--start", args.start),
+                                      ("--embedder", args.embedder)) if given]
+    if fixed:
+        raise MemstreamError(f"a fork keeps its source's {', '.join(fixed)}; start a new run to change them")
+    return fork_run(Path(source), Path(args.out), at=parse_time_arg(at, "--fork @TIME") if at else None,
+                    **_settings(args, ablate))
+
+
+def cmd_whisper(args: argparse.Namespace) -> int:
+    from memstream.sim.run import whisper
+
+    w = whisper(Path(args.run), args.agent, args.text, parse_time_arg(args.at, "--at"))
+    print(f"whisper {w.id} to {w.agent} at {w.at:%Y-%m-%d %H:%M}: the run carries it (resume or fork it to go on)")
+    return 0
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from memstream.sim.events import read_events
     from memstream.sim.run import read_run
@@ -216,8 +292,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_interview(args: argparse.Namespace) -> int:
     from memstream.models import CachedChatModel, make_chat_model, run_direct
-    from memstream.sim.interview import interview_stage
-    from memstream.sim.run import read_run
+    from memstream.sim.interview import Answer, battery_stage, interview_stage, load_battery
+    from memstream.sim.run import read_run, whisper
     from memstream.stream import MemoryStream
 
     weights = parse_weights(args)
@@ -226,11 +302,56 @@ def cmd_interview(args: argparse.Namespace) -> int:
     resident = next((r for r in town.residents if r.name == args.agent), None)
     if resident is None:
         raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    if args.question and args.questions:
+        raise MemstreamError("give a question or --questions FILE, not both")
+    battery = load_battery(None if args.questions == "bundled" else args.questions) if args.questions else None
+    json_out = Path(args.json_out) if args.json_out else None
+    if json_out and not json_out.parent.is_dir():
+        raise MemstreamError(f"--json {json_out}: the folder {json_out.parent} does not exist")
     chat = CachedChatModel(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
                                            concurrency=args.concurrency or config.concurrency), out / "calls.db")
+    answers: list[Answer] = []
     with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
-        answer, _ = run_direct(interview_stage(stream, resident, args.question, stream.latest_time(args.agent),
-                                               k=args.k, weights=weights), chat)
+        now = stream.latest_time(args.agent)
+        if battery:
+            answers = run_direct(battery_stage(stream, [resident], battery, {args.agent: now}, k=args.k), chat)
+        else:
+            questions = [args.question] if args.question else _asked_lines()
+            history: list[tuple[str, str]] = []
+            for question in questions:
+                answer, recalls = run_direct(interview_stage(stream, resident, question, now, k=args.k,
+                                                             weights=weights, history=history), chat)
+                answers.append(Answer(args.agent, "", question, answer, [r.memory.id for r in recalls]))
+                _print_answer(answers[-1])
+                history.append((question, answer or ""))
     chat.close()
-    print(f"{args.agent}: {answer or '(no usable answer from the model)'}")
+    if battery:
+        for a in answers:
+            print(f"[{a.category}] {a.question}")
+            _print_answer(a)
+    if json_out:
+        json_out.write_text(json.dumps([a.to_dict() for a in answers], indent=2))
+        print(f"wrote {json_out}")
+    if args.remember:
+        for a in answers:
+            whisper(out, args.agent, f"{args.agent} was interviewed. Asked: {a.question} {args.agent} answered: "
+                    f"{a.answer or '(nothing)'}")
+        print(f"{args.agent} will remember the interview: the run carries it")
     return 0
+
+
+def _asked_lines() -> Iterator[str]:
+    """Questions typed one per line, each answered before the next, until an empty line, "quit" or the
+    end of input."""
+    while True:
+        if sys.stdin.isatty():
+            print("you: ", end="", flush=True)
+        line = sys.stdin.readline()
+        if not line.strip() or line.strip().lower() in ("quit", "exit"):
+            return
+        yield line.strip()
+
+
+def _print_answer(a) -> None:  # noqa: ANN001 - an interview Answer, imported lazily
+    ids = ", ".join(map(str, a.memory_ids)) or "none"
+    print(f"{a.agent}: {a.answer or '(no usable answer from the model)'}\n  (shown memories {ids})")

@@ -1,4 +1,4 @@
-"""Experiment commands: measure what emerged in runs (diffusion, network, attendance)."""
+"""Experiment commands: measure what emerged in runs (diffusion, network, attendance, interviews)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,33 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from memstream.cli.common import parse_time_arg
+from memstream.cli.common import endpoint_flags, parse_time_arg, positive_int
 from memstream.errors import MemstreamError
-
-MEASURES = ("diffusion", "network", "attendance")
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
-    p = sub.add_parser("measure", help="measure what emerged in runs: diffusion, network, attendance")
+    p = sub.add_parser("measure", help="measure what emerged in runs: diffusion, network, attendance, interviews")
     measures = p.add_subparsers(dest="measure", required=True, parser_class=type(p))
     for name, text in (("diffusion", "the share of agents who know a fact, hour by hour"),
                        ("network", "who knows whom, at the start and the end"),
-                       ("attendance", "who was at a place during a window, among those who knew")):
+                       ("attendance", "who was at a place during a window, among those who knew"),
+                       ("interviews", "a battery of questions to every agent, scored by a judge model if given")):
         q = measures.add_parser(name, help=text)
         q.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
         q.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
         q.add_argument("--plot", metavar="OUT", help="draw the results (png or svg)")
         if name == "diffusion":
             q.add_argument("--fact", required=True, help="a phrase; a memory mentions it if it has all its words")
+        if name in ("diffusion", "network"):
+            q.add_argument("--llm", help="also ask every agent (the paper's way) with this model, e.g. offline or "
+                           "openai:MODEL; answers are checked against the memories")
+        if name == "interviews":
+            q.add_argument("--battery", help="a battery file (default: the paper's five categories)")
+            q.add_argument("--llm", help="the agents' model (default: the run's)")
+            q.add_argument("--judge", help="score each answer with this model (offline or openai:MODEL)")
+            q.add_argument("-k", type=positive_int, default=10, help="memories each answer draws on")
+        if name != "attendance":
+            endpoint_flags(q)
         if name == "attendance":
             q.add_argument("--place", required=True, help="a building of the town")
             q.add_argument("--from", dest="from_", required=True, metavar="TIME", help="ISO time with zone")
@@ -41,27 +50,52 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     plot = plots.check_output(args.plot) if args.plot else None
     json_out = _writable(args.json_out) if args.json_out else None
+    battery = None
+    if args.measure == "interviews":
+        from memstream.sim.interview import load_battery
+
+        battery = load_battery(args.battery)
     results: list[dict[str, Any]] = []
     with ExitStack() as stack:
         for path in args.runs:
             run = stack.enter_context(measures.open_run(path))
             if args.measure == "diffusion":
                 results.append(measures.diffusion(run, args.fact))
+                if args.llm:
+                    results[-1]["by_interview"] = measures.diffusion_by_interview(run, args.fact, _model(args, run))
             elif args.measure == "network":
                 results.append(measures.network(run))
-            else:
+                if args.llm:
+                    results[-1]["by_interview"] = measures.network_by_interview(run, _model(args, run))
+            elif args.measure == "attendance":
                 start, end = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
                 results.append(measures.attendance(run, args.place, start, end, args.invited_fact))
+            else:
+                judge = _model(args, run, args.judge) if args.judge else None
+                answers = measures.interviews(run, battery, _model(args, run), judge, k=args.k)
+                results.append({"run": str(run.out), "answers": answers})
     for r in results:
         print(_summary(args.measure, r))
+    if args.measure == "interviews":  # one object per answer, as the issue's schema
+        results = [a for r in results for a in r["answers"]]
     if json_out:
         json_out.write_text(json.dumps(results[0] if len(results) == 1 else results, indent=2))
         print(f"wrote {json_out}")
     if plot:
         fig = {"diffusion": lambda: plots.diffusion(results), "network": lambda: plots.network(results[-1]),
-               "attendance": lambda: plots.attendance(results)}[args.measure]()
+               "attendance": lambda: plots.attendance(results),
+               "interviews": lambda: plots.interview_scores(results)}[args.measure]()
         print(f"wrote {plots.save(fig, plot)}")
     return 0
+
+
+def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # noqa: ANN401 - a ChatModel
+    """A chat model for measuring (``name``, else --llm, else the run's), its answers cached with the run's."""
+    from memstream.models import CachedChatModel, make_chat_model
+
+    model = make_chat_model(name or args.llm or run.config.llm, timeout=args.timeout or run.config.timeout,
+                            concurrency=args.concurrency or run.config.concurrency)
+    return CachedChatModel(model, run.out / "calls.db")
 
 
 def _writable(path: str) -> Path:
@@ -75,12 +109,22 @@ def _writable(path: str) -> Path:
 
 def _summary(measure: str, r: dict[str, Any]) -> str:
     name = Path(r["run"]).name
+    asked = r.get("by_interview")
     if measure == "diffusion":
         first = r["by_hour"][0]
         return (f"{name}: {first['knowers']}/{r['agents']} ({first['share']:.0%}) knew at the start, "
-                f"{r['by_hour'][-1]['knowers']}/{r['agents']} ({r['final_share']:.0%}) at the end")
+                f"{r['by_hour'][-1]['knowers']}/{r['agents']} ({r['final_share']:.0%}) at the end"
+                + (f"; asked, {asked['knowers']} said they knew ({len(asked['hallucinated'])} without a memory "
+                   f"of it, {len(asked['missed'])} forgot)" if asked else ""))
     if measure == "network":
         return (f"{name}: density {r['density_start']:.3f} at the start ({len(r['edges_start'])} pairs), "
-                f"{r['density_end']:.3f} at the end ({len(r['edges_end'])} pairs)")
+                f"{r['density_end']:.3f} at the end ({len(r['edges_end'])} pairs)"
+                + (f"; asked, {asked['density']:.3f} ({len(asked['hallucinated'])} claimed without a memory)"
+                   if asked else ""))
+    if measure == "interviews":
+        scored = [a["score"] for a in r["answers"] if "score" in a]
+        mean = f", mean score {sum(scored) / len(scored):.2f} of 5" if scored else ""
+        answered = sum(1 for a in r["answers"] if a.get("answer"))
+        return f"{name}: {answered}/{len(r['answers'])} questions answered{mean}"
     knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
     return f"{name}: {len(r['present'])} at {r['place']}{knew}: " + ", ".join(r["present"][:12])

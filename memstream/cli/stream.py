@@ -14,6 +14,7 @@ from memstream.cli.common import (
     parse_time_arg,
     parse_weights,
     positive_int,
+    refuse_run_stream,
     short,
     weight_flags,
 )
@@ -72,6 +73,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     at = parse_time_arg(args.at, "--at") or datetime.now(UTC)
     item = new_memory(owner=args.owner, text=args.text, kind=args.kind, created_at=at,  # checked before opening
                       importance=args.importance, cites=tuple(cites))
+    refuse_run_stream(args.stream)
     with open_stream(args.stream, args, create=True, chat=args.importance is None) as stream:
         memory = stream.extend([item])[0]
     print(f"added memory {memory.id} for {memory.owner} (importance {memory.importance})")
@@ -82,6 +84,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from memstream.stream.jsonl import import_items, read_jsonl
 
     items = read_jsonl(Path(args.file))  # the whole file is checked before the stream is touched
+    refuse_run_stream(args.stream)
     with open_stream(args.stream, args, create=True, chat=True) as stream:
         done = import_items(stream, items)
     print(f"imported {done.written} memories into {args.stream}"

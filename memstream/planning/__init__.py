@@ -15,9 +15,10 @@ from memstream.planning.planner import (
     react_stage,
     replan,
     replan_stage,
+    routine_plan,
     start_of_day,
 )
 
 __all__ = ["Action", "Block", "DayPlan", "Identity", "ReactDecision", "Revision", "RoutineItem", "Stroke",
            "current_plan", "decompose", "decompose_stage", "load_identity", "plan_day", "plan_day_stage", "react",
-           "react_stage", "replan", "replan_stage", "revise_stage", "start_of_day"]
+           "react_stage", "replan", "replan_stage", "revise_stage", "routine_plan", "start_of_day"]

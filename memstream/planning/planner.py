@@ -103,7 +103,12 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing_, f"{start:%H:%M}"),
         partial(parse_hours, must_cover=waking, name=identity.name),
         salvage=partial(parse_hours, name=identity.name))) or []  # hours left out: the stroke in force
-    by_hour = {h.hour: h for h in hours}
+    return _lay_blocks(identity, day, strokes, start, {h.hour: (h.activity, h.location) for h in hours})
+
+
+def _lay_blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
+                by_hour: dict[int, tuple[str, str]]) -> list[Block]:
+    """The blocks from ``start`` to midnight, given the activity and place the model gave each hour."""
     appointments = [(appointment_span(s, strokes), s) for s in strokes if s.appointment]
     cuts = sorted({m for span in appointments for m in span[0]})
     blocks, t, midnight = [], start, day + timedelta(days=1)
@@ -115,17 +120,29 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
             end = day + timedelta(minutes=cut)
         stroke = _stroke_at(strokes, f"{t:%H:%M}", identity)
         given = by_hour.get(t.hour)
-        if given and (given.activity == SLEEPING) != (stroke.activity == SLEEPING):
+        if given and (given[0] == SLEEPING) != (stroke.activity == SLEEPING):
             given = None  # the identity's wake and bed times decide when the agent sleeps, not the model
         fixed = next((s for (a, b), s in appointments if a <= minute < b), None)
         if fixed and stroke.activity != SLEEPING:
             activity, location = fixed.activity, fixed.location
         else:
-            activity = given.activity if given else stroke.activity
-            location = given.location if given and given.location else stroke.location
+            activity = given[0] if given else stroke.activity
+            location = given[1] if given and given[1] else stroke.location
         blocks.append(Block(t, int((end - t).total_seconds() // 60), activity, location))
         t = end
     return blocks
+
+
+def routine_plan(identity: Identity, day: datetime) -> DayPlan:
+    """The day as the identity's routine lays it out, with no model and nothing written (an agent
+    without planning, as in the paper's ablations): each block one activity, in 5-15 minute parts."""
+    day = start_of_day(day)
+    strokes = [Stroke(identity.wake, "wake up and get ready", identity.home)] + [
+        Stroke(r.time, r.activity, r.location) for r in identity.routine if r.time > identity.wake]
+    blocks = _lay_blocks(identity, day, strokes, day, {})
+    for block in blocks:
+        block.actions = fit_actions(block, [])
+    return DayPlan(identity.name, day, strokes, blocks)
 
 
 def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:

@@ -44,6 +44,7 @@ class Agent:
     perceived_since_check: bool = False               # wrote observations since the reflection trigger was read
     perceived: tuple[int, ...] = ()                   # versions of the nearby places at the last look
     currently: str = ""                               # the situation as revised this morning ("" = the town's)
+    heard: list[int] = field(default_factory=list)    # ids of the whispers it has heard
     _identity: Resident | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -64,7 +65,8 @@ class Agent:
                 "block_activity": self.block_activity, "seen": self.seen, "cooldown": self.cooldown,
                 "next_chat_s": self.next_chat_s, "next_react_s": self.next_react_s,
                 "perceived_since_check": self.perceived_since_check,
-                "perceived": list(self.perceived), "currently": self.currently}
+                "perceived": list(self.perceived), "currently": self.currently,
+                "heard": self.heard}
 
     def set_state(self, state: dict[str, Any]) -> None:
         self.location, self.route, self.progress = state["location"], list(state["route"]), state["progress"]
@@ -75,3 +77,4 @@ class Agent:
         self.perceived_since_check = state["perceived_since_check"]
         self.perceived = tuple(state["perceived"])
         self.currently = state.get("currently", "")
+        self.heard = list(state.get("heard", []))

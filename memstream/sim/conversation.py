@@ -36,8 +36,10 @@ class Conversations:
     of :class:`~memstream.sim.engine.Simulation`)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 flush: Callable[[], None], occupants: Callable[[str], list[str]]) -> None:
+                 flush: Callable[[], None], occupants: Callable[[str], list[str]],
+                 ablate: frozenset[str] = frozenset()) -> None:
         self.agents, self.stream, self.events, self.flush, self.occupants = agents, stream, events, flush, occupants
+        self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
 
     def of(self, name: str) -> Conversation | None:
@@ -97,9 +99,21 @@ class Conversations:
             yield from self._end(conv, now)
 
     def _end(self, conv: Conversation, now: datetime) -> Stage[None]:
-        """Each side keeps the dialogue (rated by the model), a memo and a planning thought citing it;
-        then both consider re-planning in its light."""
+        """Each side keeps the dialogue, a memo and a planning thought (unless observation is ablated);
+        then both consider re-planning in its light (unless planning is)."""
         conv.ended = True  # the other side must not speak while the memories are written
+        thoughts = [] if "observation" in self.ablate else (yield from self._remember(conv, now))
+        for name in (conv.a, conv.b):
+            self.agents[name].cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S
+            del self.by_agent[name]
+        self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)
+        if "planning" not in self.ablate:
+            yield from concurrently([self._reconsider(name, thought, memory_id, conv.other(name), now)
+                                     for name, thought, memory_id in thoughts if thought])
+
+    def _remember(self, conv: Conversation, now: datetime) -> Stage[list[tuple[str, str, int]]]:
+        """Each side's dialogue (rated by the model), memo and planning thought citing it; the
+        (side, planning thought or "", its memory id) of both."""
         dialogue = prompts.dialogue_lines(conv.turns)
         sides = [conv.a, conv.b]
         asked = []
@@ -128,12 +142,8 @@ class Conversations:
                 new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now, importance=importance,
                            cites=(said.id,), metadata={"with_": other, "planning": True})])
             thoughts.append((name, thought if plans else "", written[1].id))
-            self.agents[name].cooldown[other] = now.timestamp() + CHAT_COOLDOWN_S
             self.agents[name].perceived_since_check = True  # the dialogue counts toward reflection
-            del self.by_agent[name]
-        self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)
-        yield from concurrently([self._reconsider(name, thought, memory_id, conv.other(name), now)
-                                 for name, thought, memory_id in thoughts if thought])
+        return thoughts
 
     def _reconsider(self, name: str, thought: str, memory_id: int, other: str, now: datetime) -> Stage[None]:
         """Whether the conversation changes the rest of the agent's day (react, as to an observation)."""

@@ -38,13 +38,14 @@ from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
 from memstream.models.request import Stage, answer_all, concurrently, run_direct
 from memstream.offline_text import doing
-from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage
+from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
 from memstream.reflection import maybe_reflect_stage
 from memstream.sim.agent import SLEEPING, Agent
 from memstream.sim.conversation import Conversations
 from memstream.sim.events import EventLog
+from memstream.sim.whisper import Whisper
 from memstream.sim.world import Map, Resident, Town
-from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
+from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import from_epoch, to_epoch
 
 #: New things an agent takes in per step (the reference implementation's attention bandwidth).
@@ -58,20 +59,32 @@ IDENTITY = "identity"  # the kind of the memories an agent starts with
 #: The importance of an agent's own action when no model rated it (asleep, no plan): the paper's anchor for
 #: the mundane. A planned action shares the rating the model gave its block's decomposition.
 IDLE_IMPORTANCE = 1
+#: Modules a run can go without, as in the paper's controlled evaluation: ``observation`` (nothing the
+#: agent perceives, does or hears is written to its stream), ``reflection`` (it never reflects),
+#: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning).
+ABLATIONS = ("observation", "reflection", "planning")
 
 
 class Simulation:
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
-                 events: EventLog, *, start: datetime, step_s: int = 10) -> None:
+                 events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
+                 whispers: list[Whisper] = ()) -> None:
         self.town, self.map, self.stream, self.chat, self.events = town, Map(town), stream, chat, events
         self.step_s = step_s
+        unknown = set(ablate) - set(ABLATIONS)
+        if unknown:
+            raise ValueError(f"unknown ablation {sorted(unknown)[0]!r}; choose from {', '.join(ABLATIONS)}")
+        self.ablate = frozenset(ablate)
+        self.whispers: dict[str, list[Whisper]] = defaultdict(list)
+        for w in sorted(whispers, key=lambda w: (w.at, w.id)):
+            self.whispers[w.agent].append(w)
         self.tz = start.tzinfo
         self.agents = {r.name: Agent(r, r.home or sorted(self.map.buildings)[0]) for r in residents}
         self.order = sorted(self.agents)
         self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
         self._index_locations()
         self.env = simpy.Environment(initial_time=to_epoch(start))
-        self.talk = Conversations(self.agents, stream, events, self.flush, self._occupants)
+        self.talk = Conversations(self.agents, stream, events, self.flush, self._occupants, self.ablate)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
         self._things = [(b.name, f"{b.name}/{r.name}/{t.name}", t)  # every object, in the town's order
                         for a in town.areas for b in a.buildings for r in b.rooms for t in r.objects]
@@ -223,7 +236,9 @@ class Simulation:
     def _step(self, a: Agent, now: datetime) -> Stage[None]:
         """One agent's step: a short sequence of sub-steps, the independent ones side by side."""
         awake = a.resident.wake <= f"{now:%H:%M}" < a.resident.sleep
-        if a.perceived_since_check:  # only new observations can fire the reflection trigger
+        if a.name in self.whispers:
+            yield from self._hear_whispers(a, now)
+        if a.perceived_since_check and "reflection" not in self.ablate:  # only what is new can fire the trigger
             yield from concurrently([self._reflect_if_due(a, now), self._live(a, now, awake)])
         else:
             yield from self._live(a, now, awake)
@@ -234,6 +249,17 @@ class Simulation:
         yield from self._act(a, now, awake)
         yield from concurrently([self._perceive_and_react(a, now, awake), self._converse(a, now, awake)])
 
+    def _hear_whispers(self, a: Agent, now: datetime) -> Stage[None]:
+        """The agent's inner voice: the whispers due by now that it has not heard, as thoughts."""
+        due = [w for w in self.whispers[a.name] if w.at <= now and w.id not in a.heard]
+        if not due:
+            return
+        ratings = yield from importance_stage([w.text for w in due])
+        for w, importance in zip(due, ratings, strict=True):
+            self.write(a.name, w.text, THOUGHT, importance, now, whisper=w.id)
+            a.heard.append(w.id)
+        self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.location)
+
     def _reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
         """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
         a.perceived_since_check = False
@@ -243,6 +269,9 @@ class Simulation:
 
     def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
         """After a day lived, revise what the agent is currently about; then plan the day from that."""
+        if "planning" in self.ablate:
+            a.plan = routine_plan(a.identity, now)
+            return
         self.flush()  # the plan recalls yesterday from the stream: this round's memories first
         revision = None
         if a.plan is not None:  # a new day after one lived
@@ -277,7 +306,7 @@ class Simulation:
         if activity != a.activity or moved:
             where = a.location if not a.route else f"on the way to {a.route[-1]}"
             self.events.log(now, a.name, activity, where)
-        if activity != a.activity and not conversation:  # the agent perceives its own new action
+        if activity != a.activity and not conversation and "observation" not in self.ablate:  # its own new action
             self.write(a.name, f"{doing(a.name, activity)} at {target}", OBSERVATION, importance, now,
                        cites=(a.plan.memory_id,) if a.plan and a.plan.memory_id and activity != SLEEPING else (),
                        own=True)
@@ -289,7 +318,7 @@ class Simulation:
     def _perceive_and_react(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         """Write what is new nearby, rated by the model; a poignant observation may change the plan."""
         new = self._perceive(a) if a.activity != SLEEPING else []
-        if not new:
+        if not new or "observation" in self.ablate:
             return
         ratings = yield from importance_stage([text for _, text in new])
         for (key, text), importance in zip(new, ratings, strict=True):
@@ -298,6 +327,7 @@ class Simulation:
         a.perceived_since_check = True
         top_importance, top_text = max(zip(ratings, (t for _, t in new), strict=True))
         if (top_importance >= REACT_IMPORTANCE and awake and a.plan is not None and not self.talk.of(a.name)
+                and "planning" not in self.ablate
                 and now.timestamp() >= a.next_react_s):
             a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
             self.flush()

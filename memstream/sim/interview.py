@@ -1,14 +1,29 @@
-"""Interviews: an agent answers a question from its own memories, as the paper's evaluation did."""
+"""Interviews: an agent answers from its own memories, as in the paper's evaluation.
+
+One question, a conversation (earlier questions and answers in the prompt), or a battery of
+templated questions in categories (the bundled one follows the paper's five). Every answer comes
+with the ids of the memories it was shown, so a reader can check it against the stream; a judge
+model can score answers, and an agent can be asked whether it knows of something.
+"""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
-from memstream.models.request import Request, Stage
+from memstream.errors import MemstreamError
+from memstream.files import read_data
+from memstream.models.request import Request, Stage, concurrently
 from memstream.sim import prompts
-from memstream.sim.parse import parse_answer
+from memstream.sim.parse import Judgement, Knows, parse_answer, parse_judgement, parse_knows
 from memstream.sim.world import Resident
 from memstream.stream import MemoryStream, Recall, Weights
+
+BUNDLED_BATTERY = Path(__file__).parent / "data" / "battery.yaml"
+#: The fields a battery question may name.
+FIELDS = ("name", "first", "occupation", "workplace", "other")
 
 
 def interview_stage(stream: MemoryStream, resident: Resident, question: str, now: datetime, *, k: int = 10,
@@ -23,3 +38,82 @@ def interview_stage(stream: MemoryStream, resident: Resident, question: str, now
     answer = yield Request(prompts.INTERVIEW_PURPOSE, prompts.interview_messages(
         resident.describe(), resident.name, prompts.memory_lines(recalls), question, list(history)), parse_answer)
     return answer, recalls
+
+
+@dataclass
+class Answer:
+    agent: str
+    category: str
+    question: str
+    answer: str | None
+    memory_ids: list[int]
+    score: int | None = None
+    hallucinated: bool | None = None
+    why: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
+
+
+def load_battery(path: str | Path | None = None) -> dict[str, list[str]]:
+    """Category -> questions, from a YAML/JSON file (a list is one category, "questions"); the bundled one
+    by default. Each question may name the fields in FIELDS, in braces."""
+    path = Path(path) if path else BUNDLED_BATTERY
+    data = read_data(path, "battery file")
+    if isinstance(data, list):
+        data = {"questions": data}
+    if not isinstance(data, dict) or not data or not all(
+            isinstance(c, str) and isinstance(qs, list) and qs and all(isinstance(q, str) and q.strip() for q in qs)
+            for c, qs in data.items()):
+        raise MemstreamError(f"{path} is not a battery: give categories, each a list of questions (or one list)")
+    for questions in data.values():
+        for q in questions:
+            try:
+                q.format(**dict.fromkeys(FIELDS, ""))
+            except (KeyError, IndexError, ValueError):
+                raise MemstreamError(f"{path}: the question {q[:60]!r} names an unknown field; use "
+                                     + ", ".join("{" + f + "}" for f in FIELDS)) from None
+    return data
+
+
+def ask(resident: Resident, others: list[str], question: str) -> str:
+    """A battery question filled in for ``resident`` (``other``: someone it knows, else another agent)."""
+    other = next(iter(resident.relationships), None) or next((o for o in others if o != resident.name), "")
+    return question.format(name=resident.name, first=resident.name.split()[0], occupation=resident.occupation
+                           or "your work", workplace=resident.workplace or "work", other=other)
+
+
+def battery_stage(stream: MemoryStream, residents: list[Resident], battery: dict[str, list[str]],
+                  now: dict[str, datetime], *, k: int = 10) -> Stage[list[Answer]]:
+    """Every question of the battery to every resident (all asked in one batch)."""
+    names = [r.name for r in residents]
+    asked = [(r, category, ask(r, names, q)) for r in residents for category, qs in battery.items() for q in qs]
+    results = yield from concurrently([interview_stage(stream, r, q, now[r.name], k=k) for r, _, q in asked])
+    return [Answer(r.name, category, q, answer, [m.memory.id for m in recalls])
+            for (r, category, q), (answer, recalls) in zip(asked, results, strict=True)]
+
+
+def judge_stage(stream: MemoryStream, residents: dict[str, Resident], answers: list[Answer]) -> Stage[list[Answer]]:
+    """Each answer scored by the model (1-5, and whether it says what the memories do not)."""
+    requests = []
+    for a in answers:
+        shown = [stream.get(a.agent, i) for i in a.memory_ids]
+        lines = "\n".join(f"- ({m.kind}, importance {m.importance}) {' '.join(m.text.split())}" for m in shown)
+        requests.append(Request(prompts.JUDGE_PURPOSE, prompts.judge_messages(
+            residents[a.agent].describe(), lines or "- (nothing)", a.category, a.question, a.answer or "(no answer)"),
+            parse_judgement))
+    verdicts: list[Judgement | None] = yield requests
+    for a, v in zip(answers, verdicts, strict=True):
+        if v is not None:
+            a.score, a.hallucinated, a.why = v.score, v.hallucinated, v.why
+    return answers
+
+
+def knows_stage(stream: MemoryStream, residents: list[Resident], fact: str, now: dict[str, datetime], *,
+                k: int = 10) -> Stage[dict[str, tuple[Knows | None, list[int]]]]:
+    """Each resident asked whether it knows of ``fact``: its answer and the memories it was shown."""
+    shown = {r.name: stream.retrieve(r.name, fact, now=now[r.name], k=k, touch=False) if stream.has(r.name) else []
+             for r in residents}
+    answers = yield [Request(prompts.KNOWS_PURPOSE, prompts.knows_messages(
+        r.describe(), r.name, prompts.memory_lines(shown[r.name]), fact), parse_knows) for r in residents]
+    return {r.name: (a, [m.memory.id for m in shown[r.name]]) for r, a in zip(residents, answers, strict=True)}

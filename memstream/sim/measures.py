@@ -4,7 +4,8 @@ knows whom) and coordination (who was at a place during an event, among those wh
 
 Every count comes with the memory ids it rests on, so a reader can audit it against the stream
 (``memstream recall``/``replay``). "Knowing" here is having a memory that mentions the fact or the
-person; the paper asked the agents instead (:mod:`memstream.sim.interview` does that with a model).
+person. The paper asked the agents instead; the ``*_by_interview`` measures do that with a chat
+model, and check each answer against the memories (a "yes" no memory supports is hallucinated).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from typing import Any
 
 from memstream.errors import MemstreamError
 from memstream.files import read_json
+from memstream.models.base import ChatModel
+from memstream.models.request import concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.sim.events import read_events
+from memstream.sim.interview import battery_stage, judge_stage, knows_stage
 from memstream.sim.run import RunConfig, read_run
 from memstream.sim.world import Town
 from memstream.stream import Memory, MemoryStream
@@ -194,3 +198,49 @@ def attendance(run: Run, place: str, start: datetime, end: datetime, invited_fac
                 "attended_and_knew": len(set(present) & set(knew)),
                 "evidence": {a: _evidence(ms) for a, ms in sorted(knew.items())}}
     return out
+
+
+# -- the same, by interview (the paper's way), checked against the memories -----------------------
+
+def _ends(run: Run) -> dict[str, datetime]:
+    return {a: run.end for a in run.agents}
+
+
+def diffusion_by_interview(run: Run, fact: str, chat: ChatModel) -> dict[str, Any]:
+    """Every agent asked at the run's end whether it knows of ``fact``; a "yes" without a memory that
+    mentions it is flagged as hallucinated, a "no" despite one as missed."""
+    residents = list(run.town.residents)
+    said = run_direct(knows_stage(run.stream, residents, fact, _ends(run)), chat)
+    remembered = set(knowers(run, fact))
+    yes = sorted(a for a, (k, _) in said.items() if k is not None and k.knows)
+    n = len(residents)
+    return {"time": run.end.isoformat(), "knowers": len(yes), "share": round(len(yes) / n, 4), "agents": yes,
+            "hallucinated": sorted(set(yes) - remembered), "missed": sorted(remembered - set(yes)),
+            "unanswered": sorted(a for a, (k, _) in said.items() if k is None),
+            "answers": {a: {"knows": k.knows, "what": k.what, "memory_ids": ids} for a, (k, ids) in said.items()
+                        if k is not None}}
+
+
+def network_by_interview(run: Run, chat: ChatModel) -> dict[str, Any]:
+    """Every agent asked at the run's end whether it knows each other agent (n(n-1) questions)."""
+    residents = list(run.town.residents)
+    stages = [knows_stage(run.stream, [r for r in residents if r.name != other.name], other.name, _ends(run))
+              for other in residents]
+    answers = run_direct(concurrently(stages), chat)
+    named = set(_acquaintances(run))
+    said = {(who, other.name) for other, by in zip(residents, answers, strict=True)
+            for who, (k, _) in by.items() if k is not None and k.knows}
+    edges = sorted({tuple(sorted(p)) for p in said})
+    pairs = len(residents) * (len(residents) - 1) / 2 or 1
+    return {"time": run.end.isoformat(), "density": round(len(edges) / pairs, 4), "edges": [list(e) for e in edges],
+            "hallucinated": [f"{a} -> {b}" for a, b in sorted(said - named)]}
+
+
+def interviews(run: Run, battery: dict[str, list[str]], chat: ChatModel, judge: ChatModel | None = None,
+               *, k: int = 10) -> list[dict[str, Any]]:
+    """The battery put to every agent at the run's end (scored by ``judge`` if given)."""
+    residents = list(run.town.residents)
+    answers = run_direct(battery_stage(run.stream, residents, battery, _ends(run), k=k), chat)
+    if judge is not None:
+        answers = run_direct(judge_stage(run.stream, {r.name: r for r in residents}, answers), judge)
+    return [{"run": str(run.out), **a.to_dict()} for a in answers]

@@ -10,6 +10,9 @@
   poignant as its most poignant line on the importance rules; the planning thought is the first
   event the other mentioned with a time and a place (:func:`memstream.offline_text.commitment`).
 - An interview answer quotes the remembered statements that share most words with the question.
+- Asked whether it knows of something, it does if a listed memory holds every content word of it.
+- As a judge it checks grounding only: the share of the answer's content words found in the memories
+  shown, as a score of 1 to 5, hallucinated below half.
 """
 
 from __future__ import annotations
@@ -32,11 +35,6 @@ _FIRST_PERSON = {"has": "have", "is": "am", "does": "do", "was": "was"}
 _THIRD_PERSON = {"have": "has", "am": "is", "do": "does", "go": "goes", "was": "was"}
 _ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
 _CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
-
-
-def _facts(content: str) -> list[tuple[int, str]]:
-    """Remembered statements, most important first."""
-    return sorted(((int(i), text) for _, i, text in _MEMORY.findall(content)), key=lambda f: -f[0])
 
 
 def _news(content: str, listener: str) -> list[tuple[int, str]]:
@@ -170,15 +168,36 @@ def answer_plans(messages: list[Message]) -> str:
 def answer_interview(messages: list[Message]) -> str:
     """Quote the remembered statements that share most words with the question (then the most important)."""
     content = prompt_of(messages)
+    name = re.search(r"^You are (.+?), being interviewed", content, re.M).group(1)
     question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
-    facts = list(dict.fromkeys(t for _, t in sorted(_facts(content), key=lambda f: (
-        -len(question & set(content_words(f[1]))), -f[0]))))[:3]
+    ranked = sorted(_MEMORY.findall(content), key=lambda m: (  # most words in common, then not a sighting
+        -len(question & set(content_words(m[2]))), m[0] == "observation", -int(m[1])))
+    facts = list(dict.fromkeys(in_my_words(text, name) for _, _, text in ranked))[:3]
     if not facts:
         return "I don't remember anything about that."
     return "From what I remember: " + " ".join(f if f.endswith(".") else f + "." for f in facts)
 
 
-register_rules({prompts.START_PURPOSE: answer_start, prompts.RELATIONSHIP_PURPOSE: answer_relationship,
+def answer_knows(messages: list[Message]) -> str:
+    content = prompt_of(messages)
+    name = re.search(r"^You are (.+?)\. Answer from", content).group(1)
+    fact = re.search(r"Do you know about this: (.+?)\? Say what", content).group(1)
+    terms = set(content_words(fact))
+    known = next((t for _, _, t in _MEMORY.findall(content) if terms <= set(content_words(t))), None)
+    return json.dumps({"knows": known is not None, "what": in_my_words(known, name) if known else ""})
+
+
+def answer_judge(messages: list[Message]) -> str:
+    content = prompt_of(messages)
+    answer = set(content_words(re.search(r"^Answer: (.*)$", content, re.M).group(1)))
+    remembered = set(content_words(" ".join(t for _, _, t in _MEMORY.findall(content))))
+    share = len(answer & remembered) / len(answer) if answer else 0.0
+    return json.dumps({"score": 1 + round(4 * share), "hallucinated": share < 0.5,
+                       "why": f"{share:.0%} of the answer's words are in the memories shown"})
+
+
+register_rules({prompts.START_PURPOSE: answer_start, prompts.KNOWS_PURPOSE: answer_knows,
+                prompts.JUDGE_PURPOSE: answer_judge, prompts.RELATIONSHIP_PURPOSE: answer_relationship,
                 prompts.TURN_PURPOSE: answer_turn, prompts.SUMMARY_PURPOSE: answer_summary,
                 prompts.POIGNANCY_PURPOSE: answer_poignancy, prompts.PLANS_PURPOSE: answer_plans,
                 prompts.INTERVIEW_PURPOSE: answer_interview})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
 from memstream.models.base import (
@@ -81,6 +81,32 @@ def parse_relationship(text: str) -> str:
     return _sentence(found[0].relationship if found else text, "relationship")
 
 
+class Judgement(BaseModel):
+    score: int = Field(ge=1, le=5)
+    hallucinated: bool = False
+    why: str = ""
+
+
+class Knows(BaseModel):
+    knows: bool
+    what: str = ""
+
+
+def parse_judgement(text: str) -> Judgement:
+    found = items_of(text, Judgement)
+    if not found:
+        raise StructuredOutputError('no judgement in the answer; answer as JSON {"score": 1-5, "hallucinated": '
+                                    'true/false, "why": "..."}')
+    return found[0]
+
+
+def parse_knows(text: str) -> Knows:
+    found = items_of(text, Knows)
+    if found:
+        return found[0]
+    return Knows(knows=parse_yes_no(text), what=text.strip()[3:].strip(" ,.:"))
+
+
 #: What a planning thought says when a conversation set nothing to plan.
 NOTHING_TO_PLAN = "nothing to plan"
 
@@ -107,3 +133,5 @@ register_answer_schema(prompts.TURN_PURPOSE, Turn)
 register_answer_schema(prompts.SUMMARY_PURPOSE, Summary)
 register_answer_schema(prompts.RELATIONSHIP_PURPOSE, Relationship)
 register_answer_schema(prompts.PLANS_PURPOSE, Plans)
+register_answer_schema(prompts.JUDGE_PURPOSE, Judgement)
+register_answer_schema(prompts.KNOWS_PURPOSE, Knows)

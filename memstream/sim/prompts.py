@@ -16,6 +16,8 @@ SUMMARY_PURPOSE = "dialogue.summary"      # the memo each side writes on the con
 POIGNANCY_PURPOSE = "dialogue.importance"
 PLANS_PURPOSE = "dialogue.plans"
 INTERVIEW_PURPOSE = "interview"
+JUDGE_PURPOSE = "interview.judge"
+KNOWS_PURPOSE = "interview.knows"
 #: Lines of a conversation at most (the reference implementation's limit); most end sooner, by a side's goodbye.
 MAX_TURNS = 16
 #: How a planning thought on a conversation begins in the stream.
@@ -86,6 +88,24 @@ INTERVIEW_TEMPLATE = (
 )
 
 
+JUDGE_TEMPLATE = (
+    "An agent in a simulated town was interviewed. Judge the answer against what the agent remembers.\n\n"
+    "The agent: {identity}\n\nWhat the agent remembers:\n{memories}\n\n"
+    "Question ({category}): {question}\nAnswer: {answer}\n\n"
+    "Score the answer from 1 to 5 for how believable it is as this person's answer, given these memories "
+    "(5: specific, in character, consistent with the memories; 1: off topic or out of character). Say "
+    "whether it states things the memories do not support (hallucinated).\n"
+    'Answer as JSON {{"score": 4, "hallucinated": false, "why": "..."}}.'
+)
+
+KNOWS_TEMPLATE = (
+    "You are {name}. Answer from your own memories below, in the first person.\n{identity}\n\n"
+    "What {name} remembers:\n{memories}\n\n"
+    "Do you know about this: {fact}? Say what you know of it, if anything.\n"
+    'Answer as JSON {{"knows": true, "what": "..."}} or {{"knows": false, "what": ""}}.'
+)
+
+
 def memory_lines(recalls: list[Recall]) -> str:
     return "\n".join(f"- ({r.memory.kind}, importance {r.memory.importance}) {one_line(r.memory.text)}"
                      for r in recalls) or "- (nothing)"
@@ -134,3 +154,14 @@ def interview_messages(identity: str, name: str, memories: str, question: str,
     return [{"role": "user", "content": INTERVIEW_TEMPLATE.format(
         identity=identity, name=name, memories=memories, question=question,
         history=f"Earlier in this interview:\n{earlier}\n" if earlier else "")}]
+
+
+def judge_messages(identity: str, memories: str, category: str, question: str, answer: str) -> list[Message]:
+    return [{"role": "user", "content": JUDGE_TEMPLATE.format(identity=one_line(identity), memories=memories,
+                                                              category=category, question=question,
+                                                              answer=one_line(answer))}]
+
+
+def knows_messages(identity: str, name: str, memories: str, fact: str) -> list[Message]:
+    return [{"role": "user", "content": KNOWS_TEMPLATE.format(identity=identity, name=name, memories=memories,
+                                                              fact=fact)}]

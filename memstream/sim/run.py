@@ -2,11 +2,13 @@
 
 A run directory holds ``config.json``, ``town.json`` (the town with its resolved
 residents), ``streams.db`` (every agent's stream, owner-scoped), ``events.jsonl``,
-``calls.db`` (the model-call cache), ``metrics.json`` and ``checkpoint/``. A run
-stopped by ``--max-calls``, Ctrl-C or a kill resumes from its last checkpoint and
-produces the same event log as an uninterrupted run: the checkpoint holds the
+``calls.db`` (the model-call cache), ``whispers.json`` (memories an experimenter
+puts in agents' minds, given at their time), ``metrics.json`` and ``checkpoint/``.
+A run stopped by ``--max-calls``, Ctrl-C or a kill resumes from its last checkpoint
+and produces the same event log as an uninterrupted run: the checkpoint holds the
 stream file, every agent's state and the event log's length, and the call cache
-replays answers already given.
+replays answers already given. Besides the latest, the checkpoint every
+``keep_every`` simulated hours from the start is kept: a run can be forked there.
 """
 
 from __future__ import annotations
@@ -18,21 +20,24 @@ import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
 from memstream.models import make_chat_model, make_embedder
 from memstream.models.base import ChatModel, PurposeUsage
 from memstream.models.cache import CachedChatModel, CachedEmbedder
-from memstream.sim.engine import Simulation
+from memstream.sim.engine import ABLATIONS, Simulation
 from memstream.sim.events import EventLog, truncate
 from memstream.sim.residents import populate
+from memstream.sim.scenario import Scenario
+from memstream.sim.whisper import Whisper, add_whisper, read_whispers, write_whispers
 from memstream.sim.world import Town, default_town_path, load_town
 from memstream.stream import MemoryStream, Weights
 from memstream.timeutil import require_aware
@@ -56,6 +61,18 @@ class RunConfig(BaseModel):
     timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
     concurrency: int | None = Field(default=None, gt=0)  # model requests in flight
     weights: Weights = Field(default_factory=Weights)  # retrieval's weights for every agent (the paper's 1,1,1)
+    ablate: list[str] = Field(default_factory=list)  # modules the agents go without (engine.ABLATIONS)
+    scenario: str | None = None  # the scenario the run was made from, if any
+    keep_every: float = Field(default=6.0, gt=0, le=24 * 366, allow_inf_nan=False)  # hours between kept checkpoints
+    forked_from: str | None = None  # RUN@TIME this run was forked from
+
+    @field_validator("ablate")
+    @classmethod
+    def _ablations(cls, value: list[str]) -> list[str]:
+        unknown = [a for a in value if a not in ABLATIONS]
+        if unknown:
+            raise ValueError(f"unknown ablation {unknown[0]!r}; choose from {', '.join(ABLATIONS)}")
+        return sorted(set(value))
 
     @field_validator("start")
     @classmethod
@@ -83,20 +100,43 @@ def _resolve_town(config: RunConfig) -> Town:
     return populate(town, config.agents or len(town.residents), config.seed)
 
 
-def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None) -> RunResult:
-    """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
+def _new_folder(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise MemstreamError(f"--out {out} is a file; name a new or empty folder")
     if out.exists() and any(out.iterdir()):
         raise MemstreamError(f"{out} is not empty; resume it with --resume {out} or choose another --out")
-    town = _resolve_town(config)
+
+
+def _make_folder(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise MemstreamError(f"cannot create the run folder {out} ({e.strerror}); choose another --out") from None
+
+
+def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None,
+              whispers: list[Whisper] = ()) -> RunResult:
+    """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
+    _new_folder(out)
+    town = _resolve_town(config)
+    names = {r.name for r in town.residents}
+    for w in whispers:
+        if w.agent not in names:
+            raise MemstreamError(f"a whisper is for {w.agent!r}, who is not one of the run's agents")
+    _make_folder(out)
     (out / "config.json").write_text(config.model_dump_json(indent=2))
     (out / "town.json").write_text(town.model_dump_json(indent=2))
+    write_whispers(out, list(whispers))
     return _run(out, config, town, None, progress, chat)
+
+
+def scenario_run(scenario: Scenario, out: Path, *, progress: bool = True, **changes: Any) -> RunResult:
+    """A new run of ``scenario`` (``changes``: other settings of :class:`RunConfig`, such as ``hours``)."""
+    config = RunConfig(**{"town": scenario.town, "agents": scenario.agents, "start": scenario.start,
+                          "hours": scenario.hours, "seed": scenario.seed, "scenario": scenario.name, **changes})
+    whispers = [Whisper(id=i, agent=w.agent, text=w.text, at=w.at or scenario.start)
+                for i, w in enumerate(scenario.whispers, 1)]
+    return start_run(config, out, progress=progress, whispers=whispers)
 
 
 def read_run(out: Path) -> tuple[RunConfig, Town]:
@@ -131,6 +171,84 @@ def resume_run(out: Path, *, hours: float | None = None, timeout: float | None =
         for name in ("streams.db", "streams.db-wal", "streams.db-shm", "events.jsonl"):
             (out / name).unlink(missing_ok=True)
     return _run(out, config, town, state, progress)
+
+
+def checkpoint_times(out: Path, config: RunConfig) -> list[datetime]:
+    """The simulated times a run has whole checkpoints for (its fork points), oldest first."""
+    root = out / "checkpoint"
+    if not root.is_dir():
+        return []
+    names = [p.name for p in root.iterdir() if p.is_dir() and re.fullmatch(r"t\d+", p.name)
+             and (p / "state.json").is_file()]
+    return sorted(datetime.fromtimestamp(int(n[1:]), config.start.tzinfo) for n in names)
+
+
+def current_time(out: Path, config: RunConfig) -> datetime:
+    """Where the run stands: its latest checkpoint's time, or its start if it has none."""
+    state, _ = read_checkpoint(out)
+    return datetime.fromtimestamp(state["time"], config.start.tzinfo) if state else config.start
+
+
+#: Settings a fork may change; the others (town, agents, start, seed, step, embedder) make it another run.
+FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every")
+
+
+def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: bool = True,
+             **changes: Any) -> RunResult:
+    """A new run in ``out`` that starts from ``source``'s checkpoint at ``at`` (default: its latest),
+    with ``changes`` to its settings; ``hours`` counts from the fork point (default: to the source's
+    end). The source is left untouched; the call cache comes along, so the shared past costs nothing.
+    """
+    config, town = read_run(source)
+    unknown = set(changes) - set(FORK_CHANGES)
+    if unknown:
+        raise MemstreamError(f"a fork cannot change {', '.join(sorted(unknown))}; start a new run instead")
+    times = checkpoint_times(source, config)
+    state, point = read_checkpoint(source)
+    if at is not None:
+        if at not in times:
+            kept = ", ".join(t.isoformat() for t in times) or "none"
+            raise MemstreamError(f"{source} has no checkpoint at {at.isoformat()} to fork from; its fork points: "
+                                 f"{kept}")
+        point = source / "checkpoint" / f"t{int(at.timestamp())}"
+        state = json.loads((point / "state.json").read_text(encoding="utf-8"))
+    if state is None or point is None:
+        raise MemstreamError(f"{source} has no checkpoint to fork from yet; run it for a simulated hour first")
+    _new_folder(out)
+    fork_time = datetime.fromtimestamp(state["time"], config.start.tzinfo)
+    hours = changes.pop("hours", None)
+    total = config.hours if hours is None else (fork_time - config.start).total_seconds() / 3600 + hours
+    try:
+        forked = RunConfig.model_validate({**config.model_dump(), **changes, "hours": total,
+                                           "forked_from": f"{source}@{fork_time.isoformat()}"})
+    except ValueError as e:
+        raise MemstreamError(f"bad fork setting: {str(e).splitlines()[-1].strip()[:120]}") from None
+    _make_folder(out)
+    (out / "config.json").write_text(forked.model_dump_json(indent=2))
+    (out / "town.json").write_text(town.model_dump_json(indent=2))
+    write_whispers(out, read_whispers(source))
+    for name in ("calls.db", "events.jsonl"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
+    shutil.copytree(point, out / "checkpoint" / point.name)
+    (out / "checkpoint" / "LATEST").write_text(point.name)
+    return resume_run(out, progress=progress)
+
+
+def whisper(out: Path, agent: str, text: str, at: datetime | None = None) -> Whisper:
+    """Put ``text`` in ``agent``'s mind at ``at`` (default: where the run stands), for the run to carry."""
+    config, town = read_run(out)
+    if agent not in {r.name for r in town.residents}:
+        raise MemstreamError(f"unknown agent {agent!r} in {out}")
+    now = current_time(out, config)
+    at = at or now
+    if at < now:
+        raise MemstreamError(f"the run {out} stands at {now.isoformat()}; whisper at that time or later "
+                             "(its past is fixed; fork it from an earlier checkpoint to change that)")
+    try:
+        return add_whisper(out, agent, text, at)
+    except ValidationError as e:
+        raise MemstreamError(f"bad whisper: {e.errors()[0]['msg']}") from None
 
 
 def read_checkpoint(out: Path) -> tuple[dict | None, Path | None]:
@@ -205,10 +323,12 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
     events.lines = state["events_lines"] if state else 0
     tz = config.start.tzinfo
     now = datetime.fromtimestamp(state["time"], tz) if state else config.start
-    sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds)
+    sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
+                     ablate=frozenset(config.ablate), whispers=read_whispers(out))
     wall_before = 0.0
     if not state:
         sim.seed_memories()
+        checkpoint(out, sim, chat, 0.0, keep=_kept(config))  # the start is a fork point too
     else:
         sim.set_state(state)
         for purpose, u in state["usage"].items():
@@ -230,7 +350,7 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
         if config.max_calls and model_calls(chat) - calls_at_start >= config.max_calls and not stop.requested:
             stop.why = "max-calls"
         if stop.requested or int(s.last_tick) % 3600 == 0:
-            checkpoint(out, s, chat, wall_before + wall)
+            checkpoint(out, s, chat, wall_before + wall, keep=_kept(config))
         return stop.requested
 
     sim.on_tick = on_tick
@@ -242,7 +362,7 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
         events.flush()
     wall = wall_before + time.perf_counter() - started
     if not stop.requested:
-        checkpoint(out, sim, chat, wall)
+        checkpoint(out, sim, chat, wall, keep=_kept(config))
     metrics = _metrics(config, sim, chat, embedder, wall, stop.why)
     (out / "metrics.json").write_text(json.dumps(metrics, indent=2))
     events.close()
@@ -256,11 +376,19 @@ def model_calls(chat: CachedChatModel) -> int:
     return sum(u.calls - u.cache_hits for u in chat.usage.by_purpose.values())
 
 
-def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
+def _kept(config: RunConfig) -> Callable[[str], bool]:
+    """Which checkpoints stay besides the latest: those every ``keep_every`` hours from the start."""
+    start, every = int(config.start.timestamp()), round(config.keep_every * 3600)
+    return lambda name: re.fullmatch(r"t\d+", name) is not None and (int(name[1:]) - start) % every == 0
+
+
+def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float,
+               keep: Callable[[str], bool] = lambda name: False) -> None:
     """Snapshot the stream file and every agent's state at the end of the step under way.
 
     The snapshot is written into a fresh folder that takes its name only when complete, and
     LATEST moves to it after that, so a kill at any point leaves the previous checkpoint whole.
+    Older checkpoints are removed unless ``keep`` says otherwise (the fork points).
     """
     sim.flush()
     sim.events.flush()
@@ -282,7 +410,7 @@ def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float)
     tmp.write_text(name)
     tmp.replace(latest)
     for old in root.iterdir():
-        if old.is_dir() and old.name != name:
+        if old.is_dir() and old.name != name and not keep(old.name):
             shutil.rmtree(old, ignore_errors=True)
 
 

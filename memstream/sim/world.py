@@ -9,14 +9,13 @@ state ("the stove is on") that agents change by using them.
 from __future__ import annotations
 
 import heapq
-import json
 import math
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import read_text
+from memstream.files import read_data
 from memstream.offline_text import content_words
 from memstream.planning.identity import Identity
 
@@ -95,17 +94,7 @@ class Town(BaseModel):
 
 def load_town(path: str | Path) -> Town:
     path = Path(path)
-    text = read_text(path, "town file")
-    try:
-        if path.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except Exception as e:  # noqa: BLE001 - yaml and json raise different errors
-        raise MemstreamError(f"{path} is not valid {path.suffix.lstrip('.').upper() or 'JSON'}: "
-                             f"{str(e).splitlines()[0]}") from None
+    data = read_data(path, "town file")
     try:
         return Town.model_validate(data)
     except ValidationError as e:

@@ -1,0 +1,80 @@
+"""Scenarios: a town, a start, a duration and timed whispers, in a schema-checked YAML or JSON file.
+
+``memstream run --scenario valentine`` runs the bundled set-up of the paper; ``--scenario FILE``
+runs one of a user's own. The whispers go to the run's ``whispers.json`` (:mod:`memstream.sim.whisper`).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from memstream.errors import MemstreamError
+from memstream.files import read_data
+from memstream.timeutil import require_aware
+
+BUNDLED = Path(__file__).parent / "data" / "scenarios"
+
+
+class ScenarioWhisper(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    agent: str = Field(min_length=1)
+    text: str = Field(min_length=1, max_length=10_000)
+    at: datetime | None = None  # default: the scenario's start
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else require_aware(value, "a whisper's at")
+
+
+class Scenario(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    town: str | None = None  # a town file, relative to the scenario file; None for the default town
+    agents: int | None = Field(default=None, gt=0)
+    start: datetime
+    hours: float = Field(gt=0, le=24 * 366, allow_inf_nan=False)
+    seed: int = 0
+    whispers: list[ScenarioWhisper] = Field(default_factory=list)
+
+    @field_validator("start")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return require_aware(value, "start")
+
+    @model_validator(mode="after")
+    def _whispers_in_time(self) -> Scenario:
+        end = self.start + timedelta(hours=self.hours)
+        for w in self.whispers:
+            if w.at is not None and not self.start <= w.at <= end:
+                raise ValueError(f"the whisper to {w.agent} at {w.at.isoformat()} is outside the scenario "
+                                 f"({self.start.isoformat()} to {end.isoformat()})")
+        return self
+
+
+def bundled() -> list[str]:
+    return sorted(p.stem for p in BUNDLED.glob("*.yaml"))
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """A bundled scenario by name, or a scenario file; one clear error naming what is wrong."""
+    path = BUNDLED / f"{name_or_path}.yaml" if name_or_path in bundled() else Path(name_or_path)
+    if not path.is_file():
+        raise MemstreamError(f"no scenario {name_or_path!r}: name a file or one of {', '.join(bundled())}")
+    data = read_data(path, "scenario file")
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "scenario"
+        raise MemstreamError(f"{path}: bad scenario: {where}: {first['msg']} (needs name, start with a zone, "
+                             "hours; optional town, agents, seed, whispers of agent, text, at)") from None
+    if scenario.town and not Path(scenario.town).is_absolute():
+        scenario = scenario.model_copy(update={"town": str(path.parent / scenario.town)})
+    return scenario

@@ -91,3 +91,149 @@ def test_bad_measure_input_is_one_line_and_writes_nothing(run_dir: Path, tmp_pat
     err = capsys.readouterr().err
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+# -- whisper, fork, scenarios, ablations, interviews -------------------------------------------------
+
+def small_run(out: Path, **kw) -> Path:  # noqa: ANN003
+    start_run(RunConfig(**({"agents": 4, "start": START, "hours": 1, "embedder": "hash", "keep_every": 1} | kw)),
+              out, progress=False)
+    return out
+
+
+def test_a_whisper_is_carried_when_the_run_goes_on(tmp_path: Path, capsys) -> None:
+    run = small_run(tmp_path / "r")
+    text = "Klaus Mueller is organising a study group at College Library tomorrow at 10 am"
+    assert main(["whisper", str(run), "--agent", "Klaus Mueller", text]) == 0
+    assert main(["run", "--resume", str(run), "--hours", "1.5"]) == 0
+    from memstream.stream import MemoryStream
+    with MemoryStream(run / "streams.db", create=False, readonly=True) as stream:
+        [m] = [m for m in stream.memories("Klaus Mueller") if m.text == text]
+    assert m.kind == "thought" and m.metadata["whisper"] == 1 and m.created_at == START + timedelta(hours=1, seconds=10)
+    capsys.readouterr()
+    before = (run / "whispers.json").read_text()
+    for argv, problem in ((["--agent", "Nobody", "hi"], "unknown agent"),
+                          (["--agent", "Klaus Mueller", "hi", "--at", "2023-02-13T06:30-08:00"], "its past is fixed"),
+                          (["--agent", "Klaus Mueller", " "], "bad whisper")):
+        assert main(["whisper", str(run), *argv]) == 2
+        err = capsys.readouterr().err
+        assert problem in err and len(err.strip().splitlines()) == 1
+    assert (run / "whispers.json").read_text() == before
+
+
+def test_writing_straight_into_a_runs_stream_is_refused(tmp_path: Path, capsys) -> None:
+    run = small_run(tmp_path / "r")
+    before = (run / "streams.db").read_bytes()
+    assert main(["add", str(run / "streams.db"), "--owner", "Klaus Mueller", "--text", "hi", "--importance", "3"]) == 2
+    assert "memstream whisper" in capsys.readouterr().err and (run / "streams.db").read_bytes() == before
+
+
+def test_a_fork_of_the_same_settings_retraces_the_run_and_leaves_it_untouched(tmp_path: Path, capsys) -> None:
+    whole = small_run(tmp_path / "whole", hours=2)
+    before = {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()}
+    assert main(["run", "--fork", f"{whole}@2023-02-13T07:00:00-08:00", "--hours", "1", "--out",
+                 str(tmp_path / "fork")]) == 0
+    assert (tmp_path / "fork" / "events.jsonl").read_text() == (whole / "events.jsonl").read_text()
+    assert {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()} == before
+    config = json.loads((tmp_path / "fork" / "config.json").read_text())
+    assert config["forked_from"].endswith("@2023-02-13T07:00:00-08:00") and config["hours"] == 2
+    assert main(["run", "--fork", str(whole), "--hours", "1", "--ablate", "reflection,planning",
+                 "--out", str(tmp_path / "ablated")]) == 0
+    assert json.loads((tmp_path / "ablated" / "config.json").read_text())["ablate"] == ["planning", "reflection"]
+    capsys.readouterr()
+    assert main(["run", "--fork", f"{whole}@2023-02-13T06:30:00-08:00", "--out", str(tmp_path / "x")]) == 2
+    assert "fork points: 2023-02-13T06:00:00-08:00, 2023-02-13T07:00:00-08:00" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_the_valentine_scenario_whispers_its_set_up(tmp_path: Path) -> None:
+    out = tmp_path / "v"
+    assert main(["run", "--scenario", "valentine", "--hours", "0.5", "--embedder", "hash", "--out", str(out)]) == 0
+    config = json.loads((out / "config.json").read_text())
+    assert config["scenario"] == "valentine" and config["start"] == "2023-02-13T06:00:00-08:00"
+    heard = [e for e in read_events(out / "events.jsonl") if e["action"].startswith("hears a whisper")]
+    assert {e["agent"] for e in heard} == {"Isabella Rodriguez", "Sam Moore"}
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("name: x\nhours: 2\n", "start"),
+    ("name: x\nstart: 2023-02-13T06:00:00\nhours: 2\n", "zone"),
+    ("name: x\nstart: 2023-02-13T06:00:00-08:00\nhours: 2\nwhispers:\n- {agent: Nobody, text: hi}\n",
+     "not one of the run's agents"),
+    ("name: x\nstart: 2023-02-13T06:00:00-08:00\nhours: 2\nwhispers:\n- {agent: Sam Moore, text: hi, "
+     "at: '2023-03-01T06:00:00-08:00'}\n", "outside the scenario"),
+    ("name: [unclosed\n", "not valid YAML"),
+])
+def test_a_bad_scenario_is_one_line_and_writes_nothing(tmp_path: Path, capsys, text: str, problem: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(text)
+    assert main(["run", "--scenario", str(path), "--embedder", "hash", "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert problem in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_ablations_take_the_module_away(tmp_path: Path, capsys) -> None:
+    out = small_run(tmp_path / "a", hours=2, ablate=["observation", "reflection", "planning"])
+    from memstream.stream import MemoryStream
+    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
+        kinds = {m.kind for o in stream.owners() for m in stream.memories(o)}
+    assert kinds == {"identity"}  # only what the agents started with
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert not any(p.startswith(("planning", "reflection")) for p in metrics["usage"])
+    assert main(["run", "--ablate", "memory", "--hours", "1", "--out", str(tmp_path / "b")]) == 2
+    assert "unknown ablation 'memory'" in capsys.readouterr().err and not (tmp_path / "b").exists()
+
+
+def test_an_interview_battery_lists_the_memories_of_each_answer(tmp_path: Path, capsys, monkeypatch) -> None:
+    run = small_run(tmp_path / "r")
+    out = tmp_path / "answers.json"
+    assert main(["interview", str(run), "--agent", "Klaus Mueller", "--questions", "bundled", "--json", str(out)]) == 0
+    answers = json.loads(out.read_text())
+    assert {a["category"] for a in answers} == {"self-knowledge", "memory", "plans", "reactions", "reflections"}
+    assert all("{" not in a["question"] and a["memory_ids"] and a["answer"] for a in answers)
+    assert any("Maria Lopez" in a["question"] for a in answers)  # {other}: someone Klaus knows
+    monkeypatch.setattr("sys.stdin", __import__("io").StringIO("Who are you?\nAnd what do you do?\n\n"))
+    capsys.readouterr()
+    assert main(["interview", str(run), "--agent", "Klaus Mueller", "--remember"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.count("Klaus Mueller: ") == 2 and "shown memories" in printed
+    assert len(json.loads((run / "whispers.json").read_text())) == 2  # remembered, through the run
+
+
+def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path) -> None:
+    from scripted import ScriptedChat
+
+    from memstream.models import run_direct
+    from memstream.sim.interview import interview_stage
+    from memstream.sim.run import read_run
+    from memstream.stream import MemoryStream
+
+    run = small_run(tmp_path / "r")
+    _, town = read_run(run)
+    chat = ScriptedChat({"interview": lambda m: "I bake bread."})
+    with MemoryStream(run / "streams.db", create=False, readonly=True) as stream:
+        run_direct(interview_stage(stream, town.residents[0], "What next?", START, history=[("Hi?", "Hello.")]), chat)
+    prompt = chat.calls[-1][1][0]["content"]
+    assert "Earlier in this interview:\nInterviewer: Hi?\n" in prompt and prompt.index("Hi?") < prompt.index("What next?")
+
+
+def test_interviews_measure_every_agent_and_a_judge_scores_them(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "i.json"
+    assert main(["measure", "interviews", str(run_dir), "--judge", "offline", "--json", str(out), "--plot",
+                 str(tmp_path / "i.png")]) == 0
+    answers = json.loads(out.read_text())
+    assert len(answers) == 25 * 10 and {"agent", "category", "question", "answer", "memory_ids", "score"} <= set(
+        answers[0])
+    assert main(["measure", "diffusion", str(run_dir), "--fact", FACT, "--llm", "offline", "--json", str(out)]) == 0
+    asked = json.loads(out.read_text())["by_interview"]
+    assert asked["hallucinated"] == [] and set(asked["agents"]) | set(asked["missed"]) >= set(asked["agents"])
+
+
+@pytest.mark.parametrize("text", ["[]", "{}", "plans: 3\n", "x:\n- ''\n", "x:\n- Who is {nobody}?\n"])
+def test_a_bad_battery_is_one_line(tmp_path: Path, capsys, text: str) -> None:
+    path = tmp_path / "b.yaml"
+    path.write_text(text)
+    assert main(["measure", "interviews", str(tmp_path), "--battery", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "battery" in err or "field" in err, err
+    assert len(err.strip().splitlines()) == 1

@@ -72,6 +72,17 @@ def workspace(root: Path) -> dict[str, Path]:
     files["town-empty"] = root / "town-empty.json"
     files["town-empty"].write_text('{"name": "t", "areas": [{"name": "a", "buildings": [{"name": "b", "x": 0, '
                                    '"y": 0}]}]}')
+    files["run"] = root / "run"
+    if not files["run"].exists():  # a small finished run (made once) for the run commands to be pointed at
+        from memstream.sim.run import RunConfig, start_run
+
+        start_run(RunConfig(agents=2, start=_t("2023-02-13T06:00:00-08:00"), hours=0.25, embedder="hash:64"),
+                  files["run"], progress=False)
+    files["scenario"] = root / "scenario.yaml"
+    files["scenario"].write_text("name: s\nstart: 2023-02-13T06:00:00-08:00\nhours: 0.1\nwhispers:\n"
+                                 "- {agent: Isabella Rodriguez, text: hello}\n")
+    files["battery"] = root / "battery.yaml"
+    files["battery"].write_text("memory:\n- Who is {other}?\n")
     files["identity"] = root / "identity.json"
     files["identity"].write_text(json.dumps({"name": "ann", "age": 30, "wake": "07:00", "sleep": "22:00"}))
     return files
@@ -109,7 +120,7 @@ def command(draw, files: dict[str, Path]) -> list[str]:
     path = st.sampled_from([str(p) for p in files.values()])
     stream_file = draw(path)
     name = draw(st.sampled_from(["add", "import", "recall", "inspect", "check", "reflect", "tree", "plan", "run",
-                                 "replay", "interview", "plot"]))
+                                 "replay", "interview", "plot", "whisper", "measure", "run-from"]))
     if name == "add":
         argv = ["add", stream_file, "--owner", draw(WORDS), "--text", draw(WORDS), "--at", draw(TIMES),
                 "--importance", draw(NUMBERS), "--cites", draw(st.sampled_from(["", "1", str(2**70), "0", "x,1"]))]
@@ -138,6 +149,20 @@ def command(draw, files: dict[str, Path]) -> list[str]:
         argv = ["replay", draw(path), "--agent", draw(WORDS)]
     elif name == "interview":
         argv = ["interview", draw(path), "--agent", draw(WORDS), draw(WORDS)]
+    elif name == "whisper":
+        argv = ["whisper", draw(path), "--agent", draw(st.one_of(WORDS, st.just("Isabella Rodriguez"))),
+                draw(WORDS), "--at", draw(TIMES)]
+    elif name == "measure":
+        argv = ["measure", draw(st.sampled_from(["diffusion", "network", "attendance", "interviews"])), draw(path)]
+        argv += {"diffusion": ["--fact", draw(WORDS)], "network": [],
+                 "attendance": ["--place", draw(WORDS), "--from", draw(TIMES), "--to", draw(TIMES)],
+                 "interviews": ["--battery", draw(path)]}[argv[1]]
+        argv += draw(st.sampled_from([[], ["--json", draw(path)], ["--plot", str(files["folder"] / "m.png")]]))
+    elif name == "run-from":
+        argv = ["run", draw(st.sampled_from(["--scenario", "--fork"])), draw(path) + draw(
+            st.sampled_from(["", "@2023-02-13T06:00:00-08:00", "@x", "@2023-02-13T06:00"])), "--out",
+            draw(path), "--ablate", draw(st.sampled_from(["", "reflection", "memory", "planning,observation"])),
+            "--weights", draw(WEIGHTS), "--hours", draw(st.sampled_from(["0.01", "nan", "-1"]))]
     else:
         argv = ["plot", draw(st.sampled_from(["components", "decay", "timeline", "importance"])), stream_file,
                 "--agent", draw(WORDS), "--query", draw(WORDS), "-o", str(files["folder"] / "plot.png")]

@@ -239,11 +239,13 @@ def recall(results: list[dict[str, Any]]) -> Figure:
 def diffusion(results: list[dict[str, Any]]) -> Figure:
     """The share of agents who know the fact, hour by hour, one line per run."""
     fig, ax = _figure(7, 4)
+    facts = list(dict.fromkeys(r["fact"] for r in results))
     for r in results:
         times = [datetime.fromisoformat(h["time"]) for h in r["by_hour"]]
+        name = Path(r["run"]).name if len(facts) == 1 else f"{textwrap.shorten(r['fact'], 30)}, {Path(r['run']).name}"
         ax.step(times, [h["share"] for h in r["by_hour"]], where="post", marker="o", markersize=3,
-                label=f"{Path(r['run']).name} (final {r['final_share']:.0%})")
-    ax.set_title(textwrap.shorten(f"Who knows: {results[0]['fact']}", 70))
+                label=f"{name} (final {r['final_share']:.0%})")
+    ax.set_title(textwrap.shorten("Who knows: " + "; ".join(facts), 70))
     ax.set_xlabel("simulated time")
     ax.set_ylabel(f"share of the {results[0]['agents']} agents")
     ax.set_ylim(0, 1.02)

@@ -12,9 +12,9 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def test_there_are_four_notebooks_stored_clean() -> None:
+def test_there_are_five_notebooks_stored_clean() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01-recall.ipynb", "02-reflection.ipynb", "03-simulation.ipynb",
-                                           "04-benchmarks.ipynb"]
+                                           "04-benchmarks.ipynb", "05-experiments.ipynb"]
     for path in NOTEBOOKS:
         book = nbformat.read(path, as_version=4)
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book.cells if c.cell_type == "code")

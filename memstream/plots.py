@@ -278,14 +278,15 @@ def network(result: dict[str, Any]) -> Figure:
 
 def attendance(results: list[dict[str, Any]]) -> Figure:
     """Per run: agents present at the place during the window, who knew beforehand, and both."""
-    fig, ax = _figure(max(5, 2 + 1.6 * len(results)), 4)
-    labels = ["present", "knew", "present and knew"]
+    fig, ax = _figure(max(7, 3 + 2 * len(results)), 4)
+    labels = ["knew", "planned", "present", "present and knew", "present and planned"]
     width = 0.8 / max(len(results), 1)
     for i, r in enumerate(results):
-        values = [len(r["present"]), len(r.get("knew", [])), r.get("attended_and_knew", 0)]
-        bars = ax.bar(np.arange(3) + i * width, values, width, label=Path(r["run"]).name)
+        values = [len(r.get("knew", [])), len(r["planned"]), len(r["present"]), r.get("attended_and_knew", 0),
+                  r["planned_and_came"]]
+        bars = ax.bar(np.arange(len(labels)) + i * width, values, width, label=Path(r["run"]).name)
         ax.bar_label(bars, fontsize=8)
-    ax.set_xticks(np.arange(3) + width * (len(results) - 1) / 2, labels)
+    ax.set_xticks(np.arange(len(labels)) + width * (len(results) - 1) / 2, labels)
     ax.set_ylabel("agents")
     r0 = results[0]
     ax.set_title(f"{r0['place']}, {r0['from'][:16].replace('T', ' ')} to {r0['to'][11:16]}")

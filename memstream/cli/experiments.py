@@ -127,4 +127,5 @@ def _summary(measure: str, r: dict[str, Any]) -> str:
         answered = sum(1 for a in r["answers"] if a.get("answer"))
         return f"{name}: {answered}/{len(r['answers'])} questions answered{mean}"
     knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
-    return f"{name}: {len(r['present'])} at {r['place']}{knew}: " + ", ".join(r["present"][:12])
+    return (f"{name}: {len(r['present'])} at {r['place']}{knew}; {len(r['planned'])} had planned to be there, "
+            f"{r['planned_and_came']} of them came: " + ", ".join(r["present"][:12]))

@@ -23,6 +23,7 @@ from memstream.files import read_json
 from memstream.models.base import ChatModel
 from memstream.models.request import concurrently, run_direct
 from memstream.offline_text import content_words
+from memstream.planning import Stroke, appointment_span
 from memstream.sim.events import read_events
 from memstream.sim.interview import battery_stage, judge_stage, knows_stage
 from memstream.sim.run import RunConfig, read_run
@@ -182,16 +183,40 @@ def presence(run: Run, place: str, start: datetime, end: datetime) -> dict[str, 
     return dict(sorted(present.items()))
 
 
+def planned(run: Run, place: str, start: datetime, end: datetime) -> dict[str, int]:
+    """Agents whose plan for the day held an appointment at ``place`` overlapping [start, end): the id of
+    the first plan memory that did."""
+    wanted = place.lower()
+    found: dict[str, int] = {}
+    for agent, m in run.memories():
+        plan = m.metadata.get("plan") if m.kind == "plan" else None
+        if not isinstance(plan, dict) or agent in found or m.created_at >= end:
+            continue
+        day = datetime.fromisoformat(plan["day"])
+        strokes = [Stroke.from_dict(s) for s in plan["strokes"]]
+        for s in strokes:
+            if not s.appointment or not (wanted in s.location.lower() or s.location.lower() in wanted):
+                continue
+            a, b = appointment_span(s, strokes)
+            if day + timedelta(minutes=a) < end and day + timedelta(minutes=b) > start:
+                found[agent] = m.id
+                break
+    return dict(sorted(found.items()))
+
+
 def attendance(run: Run, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> dict:
-    """Who was at ``place`` during [start, end), and among them who knew ``invited_fact`` beforehand."""
+    """Who was at ``place`` during [start, end), who had planned to be (an appointment in a day plan),
+    and among them who knew ``invited_fact`` beforehand."""
     place = resolve_place(run, place)
     run.check_time(start, "--from")
     run.check_time(end, "--to")
     if end <= start:
         raise MemstreamError(f"--to {end.isoformat()} must come after --from {start.isoformat()}")
     present = presence(run, place, start, end)
+    meant = planned(run, place, start, end)
     out: dict[str, Any] = {"run": str(run.out), "place": place, "from": start.isoformat(), "to": end.isoformat(),
-                           "present": sorted(present), "arrived": present}
+                           "present": sorted(present), "arrived": present, "planned": sorted(meant),
+                           "planned_and_came": len(set(meant) & set(present)), "plan_evidence": meant}
     if invited_fact:
         knew = {a: ms for a, ms in knowers(run, invited_fact).items() if ms[0].created_at < start}
         out |= {"invited_fact": invited_fact, "knew": sorted(knew),

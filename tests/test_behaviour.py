@@ -117,10 +117,21 @@ def test_each_line_retrieves_on_the_other_and_the_last_line_and_a_relationship_f
 
 
 def test_a_conversation_runs_to_the_reference_limit_when_no_one_says_goodbye() -> None:
-    chat = ScriptedChat({prompts.TURN_PURPOSE: lambda _: '{"utterance": "And another thing.", "end": false}'})
+    said = iter(range(10_000))
+    chat = ScriptedChat({prompts.TURN_PURPOSE: lambda _: f'{{"utterance": "And another thing ({next(said)}).", '
+                                                           '"end": false}'})
     _, stream = pair_run("Isabella Rodriguez is tired", 1, chat)
     lines = [m.text for m in stream.memories(GUEST) if m.kind == DIALOGUE][0].splitlines()[1:]
     assert len(lines) == prompts.MAX_TURNS == 16
+
+
+def test_a_conversation_going_round_in_circles_ends() -> None:
+    """A small real model repeated the same two lines until the limit; a line said before ends it."""
+    chat = ScriptedChat({prompts.TURN_PURPOSE: lambda m: f"{HOST}: Any plans for Monday?"  # the format echoed
+                         if f"You are {HOST}" in m[0]["content"] else '{"utterance": "Not yet!", "end": false}'})
+    _, stream = pair_run("Isabella Rodriguez is tired", 1, chat)
+    lines = [m.text for m in stream.memories(GUEST) if m.kind == DIALOGUE][0].splitlines()[1:]
+    assert lines == [f"{HOST}: Any plans for Monday?", f"{GUEST}: Not yet!", f"{HOST}: Any plans for Monday?"]
 
 
 def test_no_utterance_repeats_another_agents_memory_word_for_word(tmp_path: Path) -> None:
@@ -140,10 +151,10 @@ def test_run_weights_are_kept_in_the_runs_config(tmp_path: Path, capsys) -> None
     assert main(["run", "--agents", "2", "--hours", "0.5", "--embedder", "hash", "--weights", "0.5,2,3",
                  "--out", str(out)]) == 0
     config = json.loads((out / "config.json").read_text())
-    assert config["weights"] | {} == {**config["weights"], "recency": 0.5, "importance": 2.0, "relevance": 3.0}
+    assert (config["weights"]["recency"], config["weights"]["importance"], config["weights"]["relevance"]) == (0.5, 2, 3)
     capsys.readouterr()
     assert main(["run", "--resume", str(out), "--weights", "1,1,1"]) == 2
-    assert "keeps the retrieval weights" in capsys.readouterr().err
+    assert "keeps the weights and ablations it started with; fork it" in capsys.readouterr().err
     assert main(["run", "--weights", "1,x,1", "--hours", "1", "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
 

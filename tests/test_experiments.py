@@ -69,7 +69,8 @@ def test_the_measure_command_writes_json_and_a_plot(run_dir: Path, tmp_path: Pat
     assert len(both) == 2 and {"agents", "density_start", "density_end", "edges_end"} <= set(both[0])
     assert main(["measure", "attendance", str(run_dir), "--place", "Hobbs Cafe", "--from", "2023-02-13T12:00-08:00",
                  "--to", "2023-02-13T13:00-08:00", "--invited-fact", FACT, "--json", str(out)]) == 0
-    assert {"place", "from", "to", "present", "knew", "attended_and_knew"} <= set(json.loads(out.read_text()))
+    assert {"place", "from", "to", "present", "knew", "attended_and_knew", "planned", "planned_and_came"} <= set(
+        json.loads(out.read_text()))
     assert "Hobbs Cafe" in capsys.readouterr().out
 
 

@@ -76,6 +76,7 @@ MAX_CURRENTLY_WORDS = 80
 def activity(text: str, name: str = "") -> str:
     """``text`` as an activity: one short line, not a line of the identity, not prose about the agent."""
     one = " ".join(str(text).split()).strip(" .;:-\"'")
+    one = re.sub(r"\s*\([^()]*\)$", "", one) or one  # "serve coffee (Hobbs Cafe)": the place is said apart
     if name and one.lower().startswith(name.lower() + " "):
         one = one[len(name):].strip(" ,:")  # "Klaus Mueller would ..." is prose about Klaus, not an activity
     if not one:
@@ -124,6 +125,10 @@ def parse_strokes(text: str, *, at_least: int = 1, name: str = "") -> list[Strok
         found = [StrokeIn(time=f"{m.group(1)}:{m.group(2)}", activity=m.group(3), location=m.group(4) or "")
                  for line in text.splitlines() if (m := _TIMED.match(line))]
     strokes = _usable(found, check)
+    copied = {(s.activity.lower(), s.location.lower()) for s in strokes} & prompts.EXAMPLE_DAY
+    if len(copied) >= 2:
+        raise StructuredOutputError("that is the example's plan, for someone else; plan this person's own day from "
+                                    "their identity")
     if len(strokes) < at_least:
         raise StructuredOutputError(f"{len(strokes)} usable plan items (each a time, a short activity and a place); "
                                     f"give {at_least} or more (began {text[:40]!r})")

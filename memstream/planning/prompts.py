@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from memstream.models.base import Message, one_line
 
 VERSION = 3
@@ -12,6 +14,18 @@ REACT_PURPOSE = "planning.react"
 REVISE_PURPOSE = "planning.currently"
 MIN_STROKES, MAX_STROKES = 5, 8
 MIN_ACTION, MAX_ACTION = 5, 15
+#: The worked example of a day plan shown in the prompt (someone else's day).
+DAY_EXAMPLE = {"strokes": [
+    {"time": "06:30", "activity": "wake up and get ready", "location": "home"},
+    {"time": "08:00", "activity": "open the bakery", "location": "bakery"},
+    {"time": "12:00", "activity": "have lunch", "location": "park"},
+    {"time": "13:00", "activity": "bake bread for the evening", "location": "bakery"},
+    {"time": "16:00", "activity": "meet Tom for coffee", "location": "cafe", "because": [3]},
+    {"time": "18:00", "activity": "cook dinner", "location": "home"},
+    {"time": "21:00", "activity": "read and go to bed", "location": "home"}]}
+#: The example's strokes away from home: an answer that repeats two of them copied the example.
+EXAMPLE_DAY = frozenset((s["activity"].lower(), s["location"]) for s in DAY_EXAMPLE["strokes"]
+                        if s["location"] != "home")
 
 DAY_TEMPLATE = (
     "{identity}\n\nOn the previous day: {yesterday}\n\n"
@@ -22,12 +36,7 @@ DAY_TEMPLATE = (
     "at a time and place, make it a stroke at that time and place and cite it: \"because\": [its number].\n"
     'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase.\n"
-    'Example (for someone else): {{"strokes": [{{"time": "06:30", "activity": "wake up and get ready", '
-    '"location": "home"}}, {{"time": "08:00", "activity": "open the bakery", "location": "bakery"}}, '
-    '{{"time": "12:00", "activity": "have lunch", "location": "park"}}, {{"time": "13:00", "activity": '
-    '"bake bread for the evening", "location": "bakery"}}, {{"time": "16:00", "activity": "meet Tom for coffee", '
-    '"location": "cafe", "because": [3]}}, {{"time": "18:00", "activity": "cook dinner", '
-    '"location": "home"}}, {{"time": "21:00", "activity": "read and go to bed", "location": "home"}}]}}'
+    "Example (for someone else): {example}"
 )
 
 HOURS_TEMPLATE = (
@@ -87,7 +96,7 @@ def numbered_lines(memories: list[tuple[int, str, str]]) -> str:
 def day_messages(identity: str, name: str, date: str, yesterday: str, commitments: str) -> list[Message]:
     return [{"role": "user", "content": DAY_TEMPLATE.format(
         identity=identity, name=name, date=date, yesterday=yesterday, commitments=commitments, lo=MIN_STROKES,
-        hi=MAX_STROKES)}]
+        hi=MAX_STROKES, example=json.dumps(DAY_EXAMPLE))}]
 
 
 def hours_messages(identity: str, name: str, date: str, strokes: str, start: str) -> list[Message]:

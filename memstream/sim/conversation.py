@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from memstream.models.request import Request, Stage, concurrently
@@ -91,11 +92,13 @@ class Conversations:
                                          conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
                                                                                             TURN_K),
                                          prompts.dialogue_lines(conv.turns))
-        turn = (yield Request(prompts.TURN_PURPOSE, messages, parse_turn)) or {"utterance": "...", "end": True}
+        turn = (yield Request(prompts.TURN_PURPOSE, messages, partial(parse_turn, name=a.name))) or {
+            "utterance": "...", "end": True}
+        repeated = any(said == turn["utterance"] for _, said in conv.turns)  # going round in circles: it is over
         conv.turns.append((a.name, turn["utterance"]))
         self.events.log(now, a.name, f"says to {other}", conv.place, utterance=turn["utterance"])
         conv.next_speaker = other
-        if turn["end"] or len(conv.turns) >= prompts.MAX_TURNS:
+        if turn["end"] or repeated or len(conv.turns) >= prompts.MAX_TURNS:
             yield from self._end(conv, now)
 
     def _end(self, conv: Conversation, now: datetime) -> Stage[None]:

@@ -61,9 +61,12 @@ def parse_talk(text: str) -> bool:
     return parse_yes_no(text)
 
 
-def parse_turn(text: str) -> dict[str, Any]:
+def parse_turn(text: str, *, name: str = "") -> dict[str, Any]:
+    """An utterance; "Name: ..." (the model echoing the dialogue's format) is the utterance after it."""
     turn = maybe_structured(text, Turn) or Turn(utterance=text.strip().strip('"'), end=False)
     utterance = " ".join(turn.utterance.split())
+    if name and utterance.startswith(f"{name}:"):
+        utterance = utterance[len(name) + 1:].strip().strip('"')
     if not utterance:
         raise StructuredOutputError("empty utterance")
     if out_of_character(utterance):

@@ -58,8 +58,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    "with any changes given here (hours, weights, llm, ablate)")
     p.add_argument("--ablate", metavar="MODULES", help="comma list of modules the agents go without: "
                    "observation, reflection, planning")
-    p.add_argument("--keep-every", type=float, help="keep a checkpoint (a fork point) every this many simulated "
-                   "hours (default 6)")
+    p.add_argument("--keep-every", type=positive_int, help="keep a checkpoint (a fork point) every this many simulated "
+                   "hours (default 12)")
     p.add_argument("--step-seconds", type=positive_int, default=10)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-calls", type=positive_int,

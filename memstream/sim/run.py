@@ -63,7 +63,7 @@ class RunConfig(BaseModel):
     weights: Weights = Field(default_factory=Weights)  # retrieval's weights for every agent (the paper's 1,1,1)
     ablate: list[str] = Field(default_factory=list)  # modules the agents go without (engine.ABLATIONS)
     scenario: str | None = None  # the scenario the run was made from, if any
-    keep_every: float = Field(default=6.0, gt=0, le=24 * 366, allow_inf_nan=False)  # hours between kept checkpoints
+    keep_every: int = Field(default=12, ge=1, le=24 * 366)  # whole simulated hours between kept checkpoints
     forked_from: str | None = None  # RUN@TIME this run was forked from
 
     @field_validator("ablate")
@@ -378,7 +378,7 @@ def model_calls(chat: CachedChatModel) -> int:
 
 def _kept(config: RunConfig) -> Callable[[str], bool]:
     """Which checkpoints stay besides the latest: those every ``keep_every`` hours from the start."""
-    start, every = int(config.start.timestamp()), round(config.keep_every * 3600)
+    start, every = int(config.start.timestamp()), config.keep_every * 3600
     return lambda name: re.fullmatch(r"t\d+", name) is not None and (int(name[1:]) - start) % every == 0
 
 

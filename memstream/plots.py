@@ -313,3 +313,25 @@ def interview_scores(answers: list[dict[str, Any]]) -> Figure:
     ax.set_title("Interview answers by category")
     ax.legend(fontsize="small")
     return fig
+
+
+def sweep(cells: list[dict[str, Any]]) -> Figure:
+    """Each measure of a sweep per grid cell: the mean over its replicates with a 95% interval."""
+    keys = list(dict.fromkeys((name, key) for c in cells for name, ks in c["measures"].items() for key in ks))
+    if not keys:
+        raise MemstreamError("the sweep measured nothing; give its spec measures")
+    fig = Figure(figsize=(max(6, 1.2 * len(cells) + 2), 2.6 * len(keys)), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(len(keys), 1))
+    labels = [", ".join(f"{k}={v}" for k, v in c["params"].items()) or "base" for c in cells]
+    for ax, (name, key) in zip(axes, keys, strict=True):
+        stats = [c["measures"].get(name, {}).get(key) for c in cells]
+        means = [s["mean"] if s else np.nan for s in stats]
+        low = [s["mean"] - s["ci95"][0] if s else 0 for s in stats]
+        high = [s["ci95"][1] - s["mean"] if s else 0 for s in stats]
+        ax.bar(range(len(cells)), means, yerr=[low, high], capsize=4, color="#4C72B0", alpha=0.8)
+        for i, s in enumerate(stats):
+            if s:
+                ax.scatter([i] * len(s["values"]), s["values"], color="#DD8452", s=12, zorder=3)
+        ax.set_title(f"{name}: {key} (mean, 95% interval, runs as dots)", fontsize=9)
+        ax.set_xticks(range(len(cells)), labels, fontsize=8)
+    return fig

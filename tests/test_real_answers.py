@@ -40,11 +40,15 @@ PARSERS = {
     planning_prompts.HOURS_PURPOSE: planning_parse.parse_hours,
     planning_prompts.ACTIONS_PURPOSE: planning_parse.parse_actions,
     planning_prompts.REACT_PURPOSE: planning_parse.parse_reaction,
+    planning_prompts.REVISE_PURPOSE: planning_parse.parse_revision,
     reflection_prompts.QUESTIONS_PURPOSE: reflection_parse.parse_questions,
     reflection_prompts.INSIGHTS_PURPOSE: reflection_parse.parse_insights,
     sim_prompts.START_PURPOSE: sim_parse.parse_talk,
     sim_prompts.TURN_PURPOSE: sim_parse.parse_turn,
     sim_prompts.SUMMARY_PURPOSE: sim_parse.parse_summary,
+    sim_prompts.RELATIONSHIP_PURPOSE: sim_parse.parse_relationship,
+    sim_prompts.POIGNANCY_PURPOSE: parse_importance,
+    sim_prompts.PLANS_PURPOSE: sim_parse.parse_plans,
     sim_prompts.INTERVIEW_PURPOSE: sim_parse.parse_answer,
 }
 

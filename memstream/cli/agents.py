@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("run", help="simulate a town of agents (the main job); writes a run directory")
     p.add_argument("--town", help="a town file (YAML or JSON; default: the bundled Smallville)")
     p.add_argument("--agents", type=positive_int, help="number of agents (default: the town's residents)")
-    p.add_argument("--start", help=f"simulated start, ISO time with zone (default {DEFAULT_START})")
+    p.add_argument("--start", help="simulated start, ISO time with zone (default 2023-02-13T06:00:00-08:00)")
     p.add_argument("--hours", type=float, help="simulated hours to run (default 3; after the fork point with "
                    "--fork; the scenario's with --scenario)")
     p.add_argument("--scenario", help="a scenario: a bundled name (valentine) or a YAML/JSON file")
@@ -214,9 +214,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
 
 
-DEFAULT_START = "2023-02-13T06:00:00-08:00"
-
-
 def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
     """The run settings given on the command line (those not given are left out)."""
     given = {"hours": args.hours, "llm": args.llm, "timeout": args.timeout, "concurrency": args.concurrency,
@@ -228,7 +225,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
 def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
     from pydantic import ValidationError
 
-    from memstream.sim.run import RunConfig, scenario_run, start_run
+    from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig, scenario_run, start_run
     from memstream.sim.scenario import load_scenario
 
     settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
@@ -240,9 +237,9 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN20
             out = Path(args.out or f"runs/{scenario.name}")
             settings |= {"seed": args.seed} | ({"agents": args.agents} if args.agents else {})
             return scenario_run(scenario, out, **settings)
-        start = parse_time_arg(args.start or DEFAULT_START, "--start")
+        start = parse_time_arg(args.start, "--start") or DEFAULT_START
         config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed,
-                           **({"hours": 3.0} | settings))
+                           **({"hours": DEFAULT_HOURS} | settings))
     except ValidationError as e:
         raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
     out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")

@@ -41,7 +41,32 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
             q.add_argument("--from", dest="from_", required=True, metavar="TIME", help="ISO time with zone")
             q.add_argument("--to", required=True, metavar="TIME", help="ISO time with zone")
             q.add_argument("--invited-fact", help="count who knew this fact before --from")
-    return {"measure": cmd_measure}
+    p = sub.add_parser("sweep", help="many runs as one study (a grid of changes, measured and aggregated), on Ray")
+    p.add_argument("spec", help='YAML/JSON: {"base": {run options}, "grid": {option: [values]}, "measures": '
+                   '[{"diffusion": {"fact": ...}}, {"network": {}}, {"attendance": {"place", "from", "to"}}]}')
+    p.add_argument("--out", required=True, help="the sweep's folder: runs/<name>/, results.json, runs.json")
+    p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
+    p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
+    p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
+    return {"measure": cmd_measure, "sweep": cmd_sweep}
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from memstream.sweep import load_spec, run_sweep
+
+    spec = load_spec(args.spec)
+    out = Path(args.out)
+    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus)
+    for cell in summary["cells"]:
+        shown = "; ".join(f"{name} {key} {v['mean']:.3g} [{v['ci95'][0]:.3g}, {v['ci95'][1]:.3g}] (n={v['n']})"
+                          for name, keys in cell["measures"].items() for key, v in keys.items()
+                          if key in ("final_share", "density_end", "present"))
+        print(f"{json.dumps(cell['params']) if cell['params'] else 'base'} ({len(cell['runs'])} runs): {shown}")
+    for f in summary["failed"]:
+        print(f"failed: {f['run']}: {f['error']}")
+    print(f"wrote {out / 'results.json'} ({len(summary['runs'])} runs, {len(summary['failed'])} failed); "
+          f"plot it with memstream plot sweep {out} -o sweep.png")
+    return 1 if summary["failed"] else 0
 
 
 def cmd_measure(args: argparse.Namespace) -> int:

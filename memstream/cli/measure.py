@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     plot_parser("reflections", "the citation graph from reflections to observations").add_argument(
         "--memory", type=positive_int)
     plot_parser("weights", "how the top-k changes as the weights vary", query=True)
+    sw = plots.add_parser("sweep", help="each measure per grid cell, with its 95%% interval, from memstream sweep")
+    sw.add_argument("src", help="the sweep's folder")
+    sw.add_argument("-o", "--out", required=True)
     rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json output")
     rec.add_argument("eval_json")
     rec.add_argument("-o", "--out", required=True)
@@ -80,6 +83,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from memstream.stream import MemoryStream
 
     out = plots.check_output(args.out)
+    if args.plot == "sweep":
+        cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
+        if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
+            raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
+        print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        return 0
     if args.plot == "recall":
         path = Path(args.eval_json)
         results = read_json(path, "eval --json output")

@@ -12,6 +12,7 @@ Nothing here reaches the network.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from functools import cached_property
 from pathlib import Path
@@ -80,16 +81,17 @@ class MiniLMEmbedder(Embedder):
     Texts are sorted by length and batched so a batch pads only to its own
     longest text; padding every batch to the longest text in the call was ten
     times slower. ``threads=0`` lets onnxruntime use every core (2 threads
-    embedded 1.9x faster than 1 on the 2-core development machine).
+    embedded 1.9x faster than 1 on the 2-core development machine); ``MEMSTREAM_THREADS`` sets it
+    for every embedder made (a sweep sets 1, so runs that share a machine do not fight over it).
     """
 
     name = "minilm-l6-int8"
     dim = 384
 
-    def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int = 0) -> None:
+    def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int | None = None) -> None:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
-        self.threads = threads
+        self.threads = int(os.environ.get("MEMSTREAM_THREADS") or 0) if threads is None else threads
 
     @cached_property
     def _tokenizer(self):  # noqa: ANN202

@@ -43,6 +43,9 @@ from memstream.stream import MemoryStream, Weights
 from memstream.timeutil import require_aware
 
 FORMAT = "memstream-run"
+#: Where a run starts and for how long, when nothing says otherwise: the morning the paper's agents woke to.
+DEFAULT_START = datetime.fromisoformat("2023-02-13T06:00:00-08:00")
+DEFAULT_HOURS = 3.0
 
 
 class RunConfig(BaseModel):
@@ -221,8 +224,9 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
     try:
         forked = RunConfig.model_validate({**config.model_dump(), **changes, "hours": total,
                                            "forked_from": f"{source}@{fork_time.isoformat()}"})
-    except ValueError as e:
-        raise MemstreamError(f"bad fork setting: {str(e).splitlines()[-1].strip()[:120]}") from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise MemstreamError(f"bad fork setting: {'.'.join(map(str, first['loc']))}: {first['msg'][:120]}") from None
     _make_folder(out)
     (out / "config.json").write_text(forked.model_dump_json(indent=2))
     (out / "town.json").write_text(town.model_dump_json(indent=2))

@@ -40,12 +40,6 @@ def rate_poignancy(text: str) -> int:
     return 2
 
 
-def _importance(messages: list[Message]) -> str:
-    from memstream.stream.prompts import memory_text_of
-
-    return str(rate_poignancy(memory_text_of(messages)))
-
-
 def answer_importance(messages: list[Message]) -> str:
     return str(rate_poignancy(memory_text_of(messages)))
 

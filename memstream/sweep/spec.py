@@ -1,0 +1,139 @@
+"""A sweep's specification: a base run, a grid of changes (their cross product is the set of runs) and
+the measures to take of each, in a schema-checked YAML or JSON file.
+
+    {"base": {"scenario": "valentine", "hours": 6},
+     "grid": {"seed": [0, 1], "ablate": [[], ["reflection"]]},
+     "measures": [{"diffusion": {"fact": "Valentine's Day party"}}, {"network": {}}]}
+
+The ``replicate`` option (``seed`` by default) is what a grid cell is aggregated over: the runs that
+differ only in it are one cell, reported with a mean, a spread and a 95% interval.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from memstream.errors import MemstreamError
+from memstream.files import read_data
+from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig
+from memstream.sim.scenario import load_scenario
+from memstream.sim.whisper import Whisper
+from memstream.stream import Weights
+
+#: The options of ``memstream run`` a sweep may set, in its base or its grid.
+RUN_OPTIONS = ("agents", "hours", "seed", "scenario", "ablate", "weights", "llm", "start", "town", "embedder",
+               "step_seconds", "timeout", "concurrency", "keep_every")
+MEASURE_NAMES = ("diffusion", "network", "attendance")
+
+
+class SweepSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    base: dict[str, Any] = Field(default_factory=dict)
+    grid: dict[str, list[Any]] = Field(default_factory=dict)
+    measures: list[dict[str, dict[str, Any]]] = Field(default_factory=list)
+    replicate: str = "seed"
+
+    @field_validator("base", "grid")
+    @classmethod
+    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(RUN_OPTIONS))
+        if unknown:
+            raise ValueError(f"unknown run option {unknown[0]!r}; one of {', '.join(RUN_OPTIONS)}")
+        return value
+
+    @field_validator("grid")
+    @classmethod
+    def _values(cls, value: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        empty = [k for k, v in value.items() if not v]
+        if empty:
+            raise ValueError(f"the grid's {empty[0]!r} has no values")
+        return value
+
+    @field_validator("measures")
+    @classmethod
+    def _measures(cls, value: list[dict[str, dict[str, Any]]]) -> list[dict[str, dict[str, Any]]]:
+        for m in value:
+            if len(m) != 1 or next(iter(m)) not in MEASURE_NAMES:
+                raise ValueError(f"a measure is one of {', '.join(MEASURE_NAMES)} with its options, e.g. "
+                                 '{"diffusion": {"fact": "..."}}')
+            name, options = next(iter(m.items()))
+            needed = {"diffusion": {"fact"}, "network": set(), "attendance": {"place", "from", "to"}}[name]
+            allowed = needed | ({"invited_fact"} if name == "attendance" else set())
+            if not isinstance(options, dict) or not needed <= set(options) <= allowed:
+                raise ValueError(f"{name} takes {', '.join(sorted(allowed)) or 'no options'}"
+                                 + (f" ({', '.join(sorted(needed))} required)" if needed else ""))
+        return value
+
+    def cells(self) -> list[dict[str, Any]]:
+        """Every combination of the grid's values (one run each), in the grid's order."""
+        keys = list(self.grid)
+        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*self.grid.values())]
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    data = read_data(path, "sweep spec")
+    try:
+        spec = SweepSpec.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "spec"
+        raise MemstreamError(f"{path}: bad sweep spec: {where}: {first['msg']} (needs base, grid, measures; see "
+                             "memstream sweep --help)") from None
+    for params in spec.cells() or [{}]:
+        config_of(spec, params)  # every run's settings are checked before anything runs
+    return spec
+
+
+def run_name(params: dict[str, Any]) -> str:
+    """A run's folder name from its grid values: ``ablate=reflection,seed=1``."""
+    parts = [f"{k}={_text(v)}" for k, v in params.items()]
+    return re.sub(r"[^A-Za-z0-9.=,_+-]", "_", ",".join(parts)) or "base"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "+".join(map(str, value)) or "none"
+    if isinstance(value, dict):
+        return "+".join(f"{k}{v}" for k, v in value.items())
+    return str(value)
+
+
+def _weights(value: Any) -> Weights:
+    if isinstance(value, str):
+        value = [float(x) for x in value.split(",")]
+    if isinstance(value, list):
+        return Weights(**dict(zip(("recency", "importance", "relevance", "time"), value, strict=False)))
+    return Weights.model_validate(value)
+
+
+def config_of(spec: SweepSpec, params: dict[str, Any]) -> tuple[RunConfig, list[Whisper]]:
+    """The run's settings (base, then the grid's values) and its whispers (from its scenario)."""
+    options = {**spec.base, **params}
+    try:
+        if isinstance(options.get("ablate"), str):
+            options["ablate"] = [a for a in options["ablate"].split(",") if a]
+        if "weights" in options:
+            options["weights"] = _weights(options["weights"])
+        whispers: list[Whisper] = []
+        if options.get("scenario"):
+            scenario = load_scenario(options.pop("scenario"))
+            options = {"town": scenario.town, "agents": scenario.agents, "start": scenario.start,
+                       "hours": scenario.hours, "seed": scenario.seed, "scenario": scenario.name, **options}
+            whispers = [Whisper(id=i, agent=w.agent, text=w.text, at=w.at or scenario.start)
+                        for i, w in enumerate(scenario.whispers, 1)]
+        options.setdefault("start", DEFAULT_START)
+        options.setdefault("hours", DEFAULT_HOURS)
+        return RunConfig(**options), whispers
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise MemstreamError(f"the sweep's run {run_name(params)} has a bad setting: "
+                             f"{'.'.join(map(str, first['loc']))}: {first['msg'][:150]}") from None
+    except (ValueError, TypeError) as e:
+        raise MemstreamError(f"the sweep's run {run_name(params)} has a bad setting: {str(e)[:150]}") from None
+

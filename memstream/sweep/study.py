@@ -1,0 +1,167 @@
+"""Running a sweep: each run a Ray task writing an ordinary run directory, measured, then aggregated.
+
+Local by default (Ray starts on this machine with its cores); ``address`` joins a cluster. Faults use
+what runs already have: a task that dies is retried and its run resumes from its last checkpoint
+(exactly, so the results equal an uninterrupted sweep's); ``resume`` skips finished runs. Each task
+pins its BLAS and ONNX threads to one, so runs sharing a machine do not fight over its cores.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import threading
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from memstream.errors import MemstreamError
+from memstream.sim import measures
+from memstream.sim.run import read_checkpoint, resume_run, start_run
+from memstream.sweep.spec import SweepSpec, config_of, run_name
+
+#: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MEMSTREAM_THREADS": "1"}
+#: A task that dies (worker killed, node lost, an exception) is tried this many more times.
+RETRIES = 3
+#: Test hook: the worker making the run of this name is killed once, this many seconds into it
+#: (``NAME@SECONDS``), as a lost machine would be; the retry must resume the run.
+CRASH_ONCE = "MEMSTREAM_SWEEP_CRASH_ONCE"
+#: Two-sided 95% critical values of Student's t by degrees of freedom (1-30; the normal's beyond).
+_T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def run_one(out: str, spec_json: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Make (or finish) one run of the sweep and measure it. Safe to call again: it resumes."""
+    spec = SweepSpec.model_validate_json(spec_json)
+    folder = Path(out)
+    config, whispers = config_of(spec, params)
+    if not _finished(folder):
+        _crash_once(folder)
+        if (folder / "config.json").is_file():
+            resume_run(folder, progress=False)
+        else:
+            start_run(config, folder, progress=False, whispers=whispers)
+    return {"run": folder.name, "params": params, "measures": measure(folder, spec),
+            "metrics": {k: v for k, v in json.loads((folder / "metrics.json").read_text()).items()
+                        if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")}}
+
+
+def _crash_once(folder: Path) -> None:
+    name, _, seconds = os.environ.get(CRASH_ONCE, "").partition("@")
+    marker = folder.parent / f".{folder.name}.crashed"
+    if name == folder.name and not marker.exists():
+        marker.touch()
+        threading.Timer(float(seconds or 1), os._exit, (1,)).start()  # kill -9, as good as
+
+
+def _finished(folder: Path) -> bool:
+    if not (folder / "metrics.json").is_file():
+        return False
+    metrics = json.loads((folder / "metrics.json").read_text())
+    state, _ = read_checkpoint(folder)
+    return metrics.get("stopped") == "finished" and state is not None
+
+
+def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:
+    """The spec's measures of one run, as numbers: ``{"diffusion: FACT": {"final_share": ...}, ...}``."""
+    out: dict[str, dict[str, float]] = {}
+    with measures.open_run(folder) as run:
+        for m in spec.measures:
+            name, o = next(iter(m.items()))
+            if name == "diffusion":
+                r = measures.diffusion(run, o["fact"])
+                out[f"diffusion: {o['fact']}"] = {"final_share": r["final_share"]}
+            elif name == "network":
+                r = measures.network(run)
+                out["network"] = {"density_start": r["density_start"], "density_end": r["density_end"]}
+            else:
+                from memstream.timeutil import parse_time
+
+                r = measures.attendance(run, o["place"], parse_time(o["from"]), parse_time(o["to"]),
+                                        o.get("invited_fact"))
+                out[f"attendance: {r['place']}"] = {"present": len(r["present"]), "planned": len(r["planned"]),
+                                                    "planned_and_came": r["planned_and_came"],
+                                                    **({"attended_and_knew": r["attended_and_knew"]}
+                                                       if "knew" in r else {})}
+    return out
+
+
+def interval(values: list[float]) -> dict[str, Any]:
+    """Mean, sample standard deviation and a 95% t-interval of the mean (a point with one value)."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    sd = statistics.stdev(values) if n > 1 else 0.0
+    half = (_T95[n - 2] if n - 1 <= len(_T95) else 1.96) * sd / n**0.5 if n > 1 else 0.0
+    return {"mean": round(mean, 6), "std": round(sd, 6), "ci95": [round(mean - half, 6), round(mean + half, 6)],
+            "n": n, "values": values}
+
+
+def aggregate(spec: SweepSpec, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One object per grid cell (runs that differ only in the replicate option): params, runs, measures."""
+    cells: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        params = {k: v for k, v in r["params"].items() if k != spec.replicate}
+        cell = cells.setdefault(json.dumps(params, sort_keys=True), {"params": params, "runs": [], "values": {}})
+        cell["runs"].append(r["run"])
+        for name, numbers in r["measures"].items():
+            for key, value in numbers.items():
+                cell["values"].setdefault(name, {}).setdefault(key, []).append(value)
+    return [{"params": c["params"], "runs": c["runs"],
+             "measures": {name: {k: interval(v) for k, v in keys.items()} for name, keys in c["values"].items()}}
+            for c in cells.values()]
+
+
+def _ray():  # noqa: ANN202 - the ray module, imported when a sweep runs
+    try:
+        import ray
+    except ImportError:
+        raise MemstreamError("memstream sweep runs on Ray, which is not installed; pip install 'memstream[ray]'") \
+            from None
+    return ray
+
+
+def run_sweep(spec: SweepSpec, out: Path, *, address: str | None = None, resume: bool = False,
+              progress: bool = True, cpus: int | None = None) -> dict[str, Any]:
+    """Every run of ``spec`` as a Ray task under ``out/runs``; ``out/results.json`` holds the cells."""
+    ray = _ray()
+    if out.exists() and not out.is_dir():
+        raise MemstreamError(f"--out {out} is a file; name a folder")
+    if (out / "spec.json").is_file() and not resume:
+        raise MemstreamError(f"{out} holds a sweep already; add --resume to finish it, or choose another --out")
+    if resume and (out / "spec.json").is_file() and json.loads((out / "spec.json").read_text()) != json.loads(
+            spec.model_dump_json()):
+        raise MemstreamError(f"{out} holds another sweep (its spec.json differs); choose another --out")
+    cells = spec.cells() or [{}]
+    (out / "runs").mkdir(parents=True, exist_ok=True)
+    (out / "spec.json").write_text(spec.model_dump_json(indent=2))
+    address = address or os.environ.get("RAY_ADDRESS")
+    ray.init(address=address, num_cpus=None if address else (cpus or os.cpu_count()), include_dashboard=False,
+             ignore_reinit_error=True, log_to_driver=False, configure_logging=False,
+             runtime_env={"env_vars": {**THREAD_ENV, **({CRASH_ONCE: os.environ[CRASH_ONCE]}
+                                                        if CRASH_ONCE in os.environ else {})}})
+    task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=True)(run_one)
+    spec_json = spec.model_dump_json()
+    pending = {task.remote(str(out / "runs" / run_name(p)), spec_json, p): run_name(p) for p in cells}
+    results, failed = [], []
+    bar = tqdm(total=len(pending), unit="run", desc="sweep", disable=not progress)
+    while pending:
+        done, _ = ray.wait(list(pending), num_returns=1, timeout=2.0)
+        for ref in done:
+            name = pending.pop(ref)
+            try:
+                results.append(ray.get(ref))
+            except Exception as e:  # noqa: BLE001 - a run that failed for good, retries spent: reported, not fatal
+                failed.append({"run": name, "error": str(e).strip().splitlines()[-1][:300]})
+            bar.update(1)
+        bar.set_postfix_str(f"{len(results)} done, {len(pending)} running or queued, {len(failed)} failed")
+    bar.close()
+    order = {run_name(p): i for i, p in enumerate(cells)}
+    results.sort(key=lambda r: order[r["run"]])
+    summary = {"cells": aggregate(spec, results), "runs": results, "failed": failed}
+    (out / "results.json").write_text(json.dumps(summary["cells"], indent=2))
+    (out / "runs.json").write_text(json.dumps({"runs": results, "failed": failed}, indent=2))
+    return summary

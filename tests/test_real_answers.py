@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memstream.errors import StructuredOutputError
+from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.models.base import ChatModel, Completion, Message
 from memstream.models.cache import CachedChatModel
 from memstream.planning import parse as planning_parse
@@ -75,19 +75,25 @@ def test_every_recorded_answer_is_read_or_refused_with_a_reason() -> None:
 
 def test_most_first_answers_are_usable_for_every_purpose() -> None:
     """The share of first answers each parser reads (checks that need the request aside): all of them
-    were, for every purpose, when recorded; at least 95% must stay so."""
+    were when recorded, for every purpose but one, and at least 95% must stay so. The exception:
+    asked to plan the day of someone with no routine, this model twice gave back the prompt's worked
+    example (a baker's day), which is refused by design; every day plan refused is such a copy."""
     by: dict[str, list[bool]] = {}
+    copies = 0
     for call in first_tries():
         try:
             PARSERS[call["purpose"]](call["answer"])
             ok = True
-        except (StructuredOutputError, ValueError):
+        except (StructuredOutputError, ValueError) as e:
             ok = False
+            copies += "example's plan" in str(e)
         by.setdefault(call["purpose"], []).append(ok)
     shares = {p: sum(v) / len(v) for p, v in by.items()}
     assert set(shares) == set(PARSERS)
-    assert all(share >= 0.95 for share in shares.values()), shares
-    assert all(row["usable"] >= 0.95 for row in REPORT["purposes"].values())  # after one retry, in the run
+    day = planning_prompts.DAY_PURPOSE
+    assert all(share >= 0.95 for p, share in shares.items() if p != day), shares
+    assert by[day].count(False) == copies == 1 and shares[day] == 0.75  # the retry was a copy too
+    assert all(row["usable"] >= 0.95 for p, row in REPORT["purposes"].items() if p != day)
 
 
 def test_recovered_insights_keep_every_good_item() -> None:
@@ -106,24 +112,31 @@ def test_recovered_insights_keep_every_good_item() -> None:
 
 
 class Unreachable(ChatModel):
-    """Stands where the recorded model stood; a call that reaches it means the replay diverged."""
+    """Stands where the recorded model stood. A first question that reaches it means the replay diverged;
+    a retry may, where the recorded model failed it (one did: its prompt, with the long answer it
+    followed, passed the server's 4,096-token context), and it fails here the same way."""
 
     def __init__(self, name: str) -> None:
         super().__init__()
         self.name = name
+        self.failed: list[str] = []
 
     def _generate(self, messages: list[Message], purpose: str, params: dict) -> Completion:
-        raise AssertionError(f"a {purpose} call was not in the recording")
+        if not messages[-1]["content"].startswith("Your answer could not be read"):
+            raise AssertionError(f"a {purpose} call was not in the recording")
+        self.failed.append(purpose)
+        raise MemstreamError(f"{purpose}: the recorded model failed this retry")
 
 
 def test_the_recorded_simulation_replays_and_what_it_wrote_holds(tmp_path: Path) -> None:
     cache = tmp_path / "recorded-calls.db"
     shutil.copyfile(FIXTURES / "run" / "calls.db", cache)
     config = RunConfig.model_validate_json((FIXTURES / "run" / "config.json").read_text())
-    replay = CachedChatModel(Unreachable(REPORT["model"]), cache, mode="replay")
-    result = start_run(config, tmp_path / "run", chat=replay, progress=False)
+    model = Unreachable(REPORT["model"])
+    result = start_run(config, tmp_path / "run", chat=CachedChatModel(model, cache), progress=False)
     assert result.stopped == "finished"
-    assert result.metrics["model_failures"] == REPORT["sim_failures"]  # what was lost is counted, and the same
+    assert model.failed == ["planning.actions"] * len(model.failed) and len(model.failed) <= 2  # batch, then alone
+    assert result.metrics["model_failures"] == REPORT["sim_failures"]  # the first answer was salvaged, as recorded
     events = read_events(tmp_path / "run" / "events.jsonl")
     assert sum(e["action"].startswith("plans the day") for e in events) >= 1
     actions = [e["action"] for e in events if e["agent"] and not e["action"].startswith(
@@ -154,7 +167,9 @@ def test_the_recorded_cli_stages_replay(monkeypatch) -> None:
     chat = real_model.Recorder(Replay())
     real_model.cli_stages(chat, log)
     assert log["reflections"] and log["reflections"][0] >= 1  # the reflection wrote cited insights
-    assert planning_prompts.MIN_STROKES <= log["strokes"][0] <= planning_prompts.MAX_STROKES
+    assert log["strokes"][0] == 1  # both answers copied the prompt's example: refused, the routine stood in
+    assert log["reactions"] == ["go to the book reading at the college library at 18:00"]  # an appointment
+    assert log["revisions"][0] and "Valentine" in log["revisions"][0]  # the morning's revision, from memory
     assert max(len(a.split()) for a in log["activities"]) <= planning_parse.MAX_ACTIVITY_WORDS
 
 

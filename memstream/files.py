@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from memstream.errors import MemstreamError
+
+M = TypeVar("M", bound=BaseModel)
 
 
 def read_text(path: str | Path, what: str = "file") -> str:
@@ -43,6 +47,22 @@ def read_data(path: str | Path, what: str = "file") -> Any:
         return yaml.safe_load(text)
     except Exception as e:  # noqa: BLE001 - yaml's errors have several types
         raise MemstreamError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+
+
+def problem(error: ValidationError) -> str:
+    """A pydantic error as one line: where (the dotted field) and what, of its first complaint."""
+    first = error.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def read_model(path: str | Path, model: type[M], what: str, hint: str = "") -> M:
+    """``model`` read from a YAML or JSON file; one clear error naming the file, the field and the problem."""
+    data = read_data(path, f"{what} file")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise MemstreamError(f"{path}: bad {what}: {problem(e)}" + (f" ({hint})" if hint else "")) from None
 
 
 def _refuse(constant: str) -> Any:

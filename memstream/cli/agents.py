@@ -21,6 +21,7 @@ from memstream.cli.common import (
     weight_flags,
 )
 from memstream.errors import MemstreamError
+from memstream.files import problem
 from memstream.timeutil import parse_time
 
 
@@ -241,7 +242,7 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN20
         config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed,
                            **({"hours": DEFAULT_HOURS} | settings))
     except ValidationError as e:
-        raise MemstreamError(f"bad run setting: {e.errors()[0]['loc'][0]}: {e.errors()[0]['msg']}") from None
+        raise MemstreamError(f"bad run setting: {problem(e)}") from None
     out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
     return start_run(config, out)
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memstream.errors import MemstreamError
-from memstream.files import read_json
+from memstream.files import read_model
 from memstream.stream.memory import normalise_owner
 
 
@@ -75,11 +74,5 @@ def _minutes(hhmm: str) -> int:
 
 
 def load_identity(path: str | Path) -> Identity:
-    data = read_json(path, "identity file")
-    try:
-        return Identity.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "identity"
-        raise MemstreamError(f"{path}: bad identity: {where}: {first['msg']} "
-                             "(needs name, age; optional traits, lifestyle, situation, wake, sleep, ...)") from None
+    return read_model(path, Identity, "identity",
+                      "needs name, age; optional traits, lifestyle, situation, wake, sleep, ...")

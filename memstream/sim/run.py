@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
+from memstream.files import problem
 from memstream.models import make_chat_model, make_embedder
 from memstream.models.base import ChatModel, PurposeUsage
 from memstream.models.cache import CachedChatModel, CachedEmbedder
@@ -225,8 +226,7 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
         forked = RunConfig.model_validate({**config.model_dump(), **changes, "hours": total,
                                            "forked_from": f"{source}@{fork_time.isoformat()}"})
     except ValidationError as e:
-        first = e.errors()[0]
-        raise MemstreamError(f"bad fork setting: {'.'.join(map(str, first['loc']))}: {first['msg'][:120]}") from None
+        raise MemstreamError(f"bad fork setting: {problem(e)[:150]}") from None
     _make_folder(out)
     (out / "config.json").write_text(forked.model_dump_json(indent=2))
     (out / "town.json").write_text(town.model_dump_json(indent=2))
@@ -252,7 +252,7 @@ def whisper(out: Path, agent: str, text: str, at: datetime | None = None) -> Whi
     try:
         return add_whisper(out, agent, text, at)
     except ValidationError as e:
-        raise MemstreamError(f"bad whisper: {e.errors()[0]['msg']}") from None
+        raise MemstreamError(f"bad whisper: {problem(e)}") from None
 
 
 def read_checkpoint(out: Path) -> tuple[dict | None, Path | None]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import read_data
+from memstream.files import read_model
 from memstream.timeutil import require_aware
 
 BUNDLED = Path(__file__).parent / "data" / "scenarios"
@@ -67,14 +67,8 @@ def load_scenario(name_or_path: str) -> Scenario:
     path = BUNDLED / f"{name_or_path}.yaml" if name_or_path in bundled() else Path(name_or_path)
     if not path.is_file():
         raise MemstreamError(f"no scenario {name_or_path!r}: name a file or one of {', '.join(bundled())}")
-    data = read_data(path, "scenario file")
-    try:
-        scenario = Scenario.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "scenario"
-        raise MemstreamError(f"{path}: bad scenario: {where}: {first['msg']} (needs name, start with a zone, "
-                             "hours; optional town, agents, seed, whispers of agent, text, at)") from None
+    scenario = read_model(path, Scenario, "scenario", "needs name, start with a zone, hours; optional town, "
+                          "agents, seed, whispers of agent, text, at")
     if scenario.town and not Path(scenario.town).is_absolute():
         scenario = scenario.model_copy(update={"town": str(path.parent / scenario.town)})
     return scenario

@@ -12,10 +12,9 @@ import heapq
 import math
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memstream.errors import MemstreamError
-from memstream.files import read_data
+from memstream.files import read_model
 from memstream.offline_text import content_words
 from memstream.planning.identity import Identity
 
@@ -93,14 +92,7 @@ class Town(BaseModel):
 
 
 def load_town(path: str | Path) -> Town:
-    path = Path(path)
-    data = read_data(path, "town file")
-    try:
-        return Town.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "town"
-        raise MemstreamError(f"{path}: bad town: {where}: {first['msg']}") from None
+    return read_model(path, Town, "town")
 
 
 def default_town_path() -> Path:

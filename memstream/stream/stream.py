@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
+from memstream.files import problem
 from memstream.models import ChatModel, Embedder, make_embedder
 from memstream.models.base import windows
 from memstream.stream.importance import rate_importance
@@ -99,9 +100,7 @@ def new_memory(**fields: Any) -> NewMemory:
     try:
         return NewMemory(**fields)
     except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise MemstreamError(f"bad memory: {where}: {first['msg']}") from None
+        raise MemstreamError(f"bad memory: {problem(e)}") from None
 
 
 class MemoryStream:

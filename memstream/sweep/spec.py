@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import read_data
+from memstream.files import problem, read_model
 from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig
 from memstream.sim.scenario import load_scenario
 from memstream.sim.whisper import Whisper
@@ -77,14 +77,7 @@ class SweepSpec(BaseModel):
 
 
 def load_spec(path: str | Path) -> SweepSpec:
-    data = read_data(path, "sweep spec")
-    try:
-        spec = SweepSpec.model_validate(data)
-    except ValidationError as e:
-        first = e.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "spec"
-        raise MemstreamError(f"{path}: bad sweep spec: {where}: {first['msg']} (needs base, grid, measures; see "
-                             "memstream sweep --help)") from None
+    spec = read_model(path, SweepSpec, "sweep spec", "needs base, grid, measures; see memstream sweep --help")
     for params in spec.cells() or [{}]:
         config_of(spec, params)  # every run's settings are checked before anything runs
     return spec
@@ -131,9 +124,7 @@ def config_of(spec: SweepSpec, params: dict[str, Any]) -> tuple[RunConfig, list[
         options.setdefault("hours", DEFAULT_HOURS)
         return RunConfig(**options), whispers
     except ValidationError as e:
-        first = e.errors()[0]
-        raise MemstreamError(f"the sweep's run {run_name(params)} has a bad setting: "
-                             f"{'.'.join(map(str, first['loc']))}: {first['msg'][:150]}") from None
+        raise MemstreamError(f"the sweep's run {run_name(params)} has a bad setting: {problem(e)[:150]}") from None
     except (ValueError, TypeError) as e:
         raise MemstreamError(f"the sweep's run {run_name(params)} has a bad setting: {str(e)[:150]}") from None
 

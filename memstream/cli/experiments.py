@@ -147,10 +147,17 @@ def _summary(measure: str, r: dict[str, Any]) -> str:
                 + (f"; asked, {asked['density']:.3f} ({len(asked['hallucinated'])} claimed without a memory)"
                    if asked else ""))
     if measure == "interviews":
-        scored = [a["score"] for a in r["answers"] if "score" in a]
-        mean = f", mean score {sum(scored) / len(scored):.2f} of 5" if scored else ""
+        scored = [a for a in r["answers"] if "score" in a]
         answered = sum(1 for a in r["answers"] if a.get("answer"))
-        return f"{name}: {answered}/{len(r['answers'])} questions answered{mean}"
+        line = f"{name}: {answered}/{len(r['answers'])} questions answered"
+        if scored:
+            categories = dict.fromkeys(a["category"] for a in scored)
+            means = {c: sum(a["score"] for a in scored if a["category"] == c) / sum(
+                a["category"] == c for a in scored) for c in categories}
+            flagged = sum(1 for a in scored if a.get("hallucinated"))
+            line += (f", mean score {sum(a['score'] for a in scored) / len(scored):.2f} of 5 ("
+                     + ", ".join(f"{c} {m:.2f}" for c, m in means.items()) + f"), {flagged} flagged as unsupported")
+        return line
     knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
     return (f"{name}: {len(r['present'])} at {r['place']}{knew}; {len(r['planned'])} had planned to be there, "
             f"{r['planned_and_came']} of them came: " + ", ".join(r["present"][:12]))

@@ -212,6 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"  memstream interview {result.out} --agent '{second.name}' \"What are you working on?\"")
     print(f"  memstream recall {result.out}/streams.db --owner '{second.name}' --query 'plans' --no-touch")
     print(f"  memstream plot timeline {result.out} --agent '{first.name}' -o timeline.png")
+    print(f"  memstream measure network {result.out} --plot network.png")
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
 
 

@@ -21,7 +21,7 @@ LAYERS = {
     "reflection": 3,
     "planning": 4,
     "sim": 5, "eval": 5,
-    "plots": 6, "cli": 6, "sweep": 6,
+    "plots": 6, "cli": 6, "sweep": 6, "view": 6,
     "__init__": 2,  # the package face: re-exports models and stream
     "__main__": 7, "examples": 7,
 }

@@ -48,7 +48,20 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
     p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
-    return {"measure": cmd_measure, "sweep": cmd_sweep}
+    p = sub.add_parser("view", help="write a run as one self-contained page to watch in a browser")
+    p.add_argument("run")
+    p.add_argument("-o", "--out", required=True, help="the page, .html (opens from disk; no server, no network)")
+    p.add_argument("--fact", help="mark the agents who know this fact at the time shown")
+    return {"measure": cmd_measure, "sweep": cmd_sweep, "view": cmd_view}
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from memstream.view import write_page
+
+    out, size = write_page(args.run, args.out, fact=args.fact)
+    print(f"wrote {out} ({size / 1e6:.1f} MB); open it in a browser (add #t=YYYY-MM-DD HH:MM&agent=NAME to the "
+          "address to start there)")
+    return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

@@ -10,7 +10,8 @@ time and a capitalised place after "at"):
   event whose end is not said lasts two hours);
 - a reaction to an observation that sets an event later today goes there then;
   an observation with an event on another day changes nothing today; otherwise it
-  reacts only when the observation rates as poignant (7+) on the importance rules;
+  reacts only to an emergency (8+ on the importance rules: a fire, an accident), by
+  seeing to it;
 - the morning's revision keeps the situation as it was and lists the events still
   to come that the numbered memories set, citing them.
 """
@@ -28,6 +29,8 @@ from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
 from memstream.stream.offline import rate_poignancy
 
+#: The importance tier of emergencies (a fire, an accident, a hospital): what the rules drop everything for.
+EMERGENCY = 8
 #: How long an event lasts when what set it does not say (the rules' assumption).
 EVENT_MINUTES = 120
 _LISTED = re.compile(r"^\[(\d+)\] \((\w+ \d{1,2} \w+ \d{4})\) (.+)$", re.M)
@@ -147,7 +150,7 @@ def answer_react(messages: list[Message]) -> str:
             return json.dumps({"react": True, "reaction": event.activity, "time": event.time,
                                "location": event.place, "minutes": event.minutes})
         return json.dumps({"react": False, "reaction": ""})
-    if rate_poignancy(observation) >= 7:
+    if rate_poignancy(observation) >= EMERGENCY:
         subject = observation.split(" is ")[0] if " is " in observation else "what happened"
         subject = " ".join(subject.split(" in the ")[0].split()[:5])  # "the stove", not where it stands
         return json.dumps({"react": True, "reaction": f"stop and see to {subject}"})

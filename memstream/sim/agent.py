@@ -52,6 +52,11 @@ class Agent:
         return self.resident.name
 
     @property
+    def where(self) -> str:
+        """Where the event log puts the agent: its building, or "on the way to" the end of its route."""
+        return f"on the way to {self.route[-1]}" if self.route else self.location
+
+    @property
     def identity(self) -> Resident:
         """Who the agent is today: the town's resident, its situation as revised at wake-up."""
         if self._identity is None or self._identity.situation != (self.currently or self.resident.situation):

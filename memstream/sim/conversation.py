@@ -158,7 +158,7 @@ class Conversations:
         if decision.react:
             agent.plan = decision.plan
             self.events.log(now, name, f"reacts to the conversation with {other}: {decision.reaction}",
-                            agent.location)
+                            agent.where)
 
     def _recalled(self, owner: str, queries: list[str], now: datetime, k: int) -> str:
         """The memories retrieved on each query, merged in turn (the first query's best first), at most ``k``."""

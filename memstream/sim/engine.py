@@ -258,14 +258,14 @@ class Simulation:
         for w, importance in zip(due, ratings, strict=True):
             self.write(a.name, w.text, THOUGHT, importance, now, whisper=w.id)
             a.heard.append(w.id)
-        self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.location)
+        self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.where)
 
     def _reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
         """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
         a.perceived_since_check = False
         result = yield from maybe_reflect_stage(self.stream, a.name, now)
         if result is not None:
-            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.location)
+            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.where)
 
     def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
         """After a day lived, revise what the agent is currently about; then plan the day from that."""
@@ -278,10 +278,10 @@ class Simulation:
             revision = yield from revise_stage(self.stream, a.identity, now)
             if revision:
                 a.currently = revision.currently
-                self.events.log(now, a.name, f"is now: {revision.currently}", a.location)
+                self.events.log(now, a.name, f"is now: {revision.currently}", a.where)
         a.plan = yield from plan_day_stage(self.stream, a.identity, now,
                                            revision=revision.memory_id if revision else None)
-        self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.location)
+        self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.where)
 
     def _act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         """Take the action the plan gives for now (decomposing a block on entry), one step along the way."""
@@ -304,8 +304,7 @@ class Simulation:
             importance = block.importance or IDLE_IMPORTANCE
         moved = self._walk(a, target)
         if activity != a.activity or moved:
-            where = a.location if not a.route else f"on the way to {a.route[-1]}"
-            self.events.log(now, a.name, activity, where)
+            self.events.log(now, a.name, activity, a.where)
         if activity != a.activity and not conversation and "observation" not in self.ablate:  # its own new action
             self.write(a.name, f"{doing(a.name, activity)} at {target}", OBSERVATION, importance, now,
                        cites=(a.plan.memory_id,) if a.plan and a.plan.memory_id and activity != SLEEPING else (),
@@ -334,7 +333,7 @@ class Simulation:
             decision = yield from react_stage(self.stream, a.plan, a.identity, top_text, now)
             if decision.react:
                 a.plan = decision.plan
-                self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.location)
+                self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.where)
 
     def _converse(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         conversation = self.talk.of(a.name)

@@ -1,0 +1,5 @@
+"""``memstream view``: a run as one self-contained page to watch in the browser (:mod:`memstream.view.page`)."""
+
+from memstream.view.page import page_data, write_page
+
+__all__ = ["page_data", "write_page"]

@@ -124,3 +124,46 @@ def test_bad_view_input_is_one_line_and_writes_nothing(page: tuple[Path, Path], 
     assert main([a.format(tmp=tmp_path, run=run) for a in argv]) == 2
     err = capsys.readouterr().err
     assert problem in err and len(err.strip().splitlines()) == 1 and not list(tmp_path.glob("p.*"))
+
+
+@pytest.fixture(scope="module")
+def served(page: tuple[Path, Path]) -> str:
+    """The run's page served with search on a free port of 127.0.0.1 (a daemon thread; ends with the tests)."""
+    import socket
+    import threading
+    import time
+
+    from memstream.view.serve import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    threading.Thread(target=serve, args=(page[0],), kwargs={"port": port}, daemon=True).start()
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return f"http://127.0.0.1:{port}"
+        time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+def test_the_server_answers_retrieval_with_the_papers_score(served: str) -> None:
+    from urllib.error import HTTPError
+    from urllib.request import urlopen
+
+    rows = json.loads(urlopen(f"{served}/recall?agent=Isabella%20Rodriguez&q=coffee&t=7200").read())
+    assert 0 < len(rows) <= 10
+    assert all(abs(r["score"] - (r["recency"] + r["importance"] + r["relevance"])) < 1e-3 for r in rows)
+    assert rows == sorted(rows, key=lambda r: -r["score"])
+    with pytest.raises(HTTPError) as bad:
+        urlopen(f"{served}/recall?agent=Nobody&q=coffee&t=0")
+    assert bad.value.code == 400 and "no agent" in json.loads(bad.value.read())["error"]
+
+
+@needs_browser
+def test_the_search_box_ranks_memories_in_the_browser(served: str) -> None:
+    url = served + "/#" + quote("t=2023-02-13 08:30&click=Isabella Rodriguez&q=coffee", safe="=&")
+    done = subprocess.run([BROWSER, *FLAGS, "--dump-dom", url], capture_output=True, text=True, timeout=60)
+    results = done.stdout.split('id="results"', 1)[1].split("</aside>", 1)[0]
+    assert re.search(r"score [\d.]+ = recency [\d.]+ \+ importance [\d.]+ \+ relevance [\d.]+", results)
+    assert results.count('class="rec"') == results.count('class="rel"') >= 1  # a stacked bar per memory

@@ -50,14 +50,24 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
     p = sub.add_parser("view", help="write a run as one self-contained page to watch in a browser")
     p.add_argument("run")
-    p.add_argument("-o", "--out", required=True, help="the page, .html (opens from disk; no server, no network)")
+    p.add_argument("-o", "--out", help="the page, .html (opens from disk; no server, no network)")
     p.add_argument("--fact", help="mark the agents who know this fact at the time shown")
+    p.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 instead, with search: its "
+                   "search box ranks an agent's memories for a typed query (needs the run's embedder)")
+    p.add_argument("--port", type=positive_int, default=8765)
     return {"measure": cmd_measure, "sweep": cmd_sweep, "view": cmd_view}
 
 
 def cmd_view(args: argparse.Namespace) -> int:
     from memstream.view import write_page
 
+    if args.serve:
+        from memstream.view.serve import serve
+
+        serve(args.run, port=args.port, fact=args.fact)
+        return 0
+    if not args.out:
+        raise MemstreamError("give -o PAGE.html, or --serve to serve the page with search")
     out, size = write_page(args.run, args.out, fact=args.fact)
     print(f"wrote {out} ({size / 1e6:.1f} MB); open it in a browser (add #t=YYYY-MM-DD HH:MM&agent=NAME to the "
           "address to start there)")

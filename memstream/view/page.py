@@ -85,14 +85,20 @@ def write_page(run_dir: str | Path, out: str | Path, *, fact: str | None = None)
     if out.is_dir() or not out.parent.is_dir():
         raise MemstreamError(f"-o {out}: name a file in an existing folder")
     with measures.open_run(run_dir) as run:
-        data = page_data(run, fact)
-    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
-    html = TEMPLATE.read_text(encoding="utf-8").replace("__TITLE__", _escape(f"{data['town']}: {data['run']}"))
-    html = html.replace("__DATA__", payload)
+        html = render(run, fact)
     tmp = out.with_name(out.name + ".partial")
     tmp.write_text(html, encoding="utf-8")
     tmp.replace(out)
     return out, out.stat().st_size
+
+
+def render(run: measures.Run, fact: str | None = None, *, served: bool = False) -> str:
+    """The page's HTML. ``served``: from ``memstream view --serve``, whose search box asks its server."""
+    data = {**page_data(run, fact), "served": served}
+    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
+    html = TEMPLATE.read_text(encoding="utf-8").replace("__TITLE__", _escape(f"{data['town']}: {data['run']}"))
+    html = html.replace("__CONNECT__", " connect-src 'self';" if served else "")
+    return html.replace("__DATA__", payload)
 
 
 def _escape(text: str) -> str:

@@ -1,0 +1,79 @@
+"""``memstream view RUN --serve``: the page, and retrieval for its search box, from 127.0.0.1.
+
+Why a server: ranking an agent's memories for a typed query needs the query's embedding by the
+run's own embedder (MiniLM), which a page cannot carry; precomputing every query is impossible.
+So the page is served with ``/recall?agent=NAME&q=TEXT&t=SECONDS`` beside it, answered by the
+paper's score over the run's stream at that simulated time, read-only (recall does not touch).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+from memstream.errors import MemstreamError
+from memstream.sim import measures
+from memstream.view.page import render
+
+#: Memories the search box shows.
+TOP_K = 10
+
+
+def recall(run: measures.Run, agent: str, query: str, seconds: float, k: int = TOP_K) -> list[dict[str, Any]]:
+    """The agent's top ``k`` memories for ``query`` at ``seconds`` into the run, with the weighted parts."""
+    if agent not in run.agents or not run.stream.has(agent):
+        raise MemstreamError(f"no agent {agent!r} with memories in this run")
+    if not query.strip():
+        raise MemstreamError("type a query")
+    at = run.config.start + timedelta(seconds=max(0.0, min(seconds, (run.end - run.config.start).total_seconds())))
+    recalls = run.stream.retrieve(agent, query, now=at, k=k, touch=False)
+    w = run.stream.weights
+    return [{"id": r.memory.id, "kind": r.memory.kind, "text": r.memory.text, "score": round(r.score, 4),
+             "recency": round(w.recency * r.recency, 4), "importance": round(w.importance * r.importance, 4),
+             "relevance": round(w.relevance * r.relevance, 4)} for r in recalls]
+
+
+def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> None:
+    """Serve the run's page and its retrieval on 127.0.0.1:``port`` until interrupted."""
+    with measures.open_run(run_dir) as run:
+        page = render(run, fact, served=True).encode("utf-8")
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+                url = urlparse(self.path)
+                if url.path in ("/", "/index.html"):
+                    self._send(200, "text/html; charset=utf-8", page)
+                elif url.path == "/recall":
+                    q = parse_qs(url.query)
+                    try:
+                        rows = recall(run, q.get("agent", [""])[0], q.get("q", [""])[0],
+                                      float(q.get("t", ["0"])[0]))
+                        self._send(200, "application/json", json.dumps(rows).encode())
+                    except (MemstreamError, ValueError) as e:
+                        self._send(400, "application/json", json.dumps({"error": str(e)}).encode())
+                else:
+                    self._send(404, "text/plain", b"not found")
+
+            def _send(self, code: int, kind: str, body: bytes) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:  # quiet: one line at start is enough
+                return
+
+        try:
+            server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        except OSError as e:
+            raise MemstreamError(f"cannot listen on 127.0.0.1:{port} ({e.strerror}); choose another --port") from None
+        print(f"serving {run.out.name} at http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
+        try:
+            server.serve_forever()
+        finally:
+            server.server_close()

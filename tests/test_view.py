@@ -82,6 +82,7 @@ def test_clicking_an_agent_shows_its_memories(page: tuple[Path, Path]) -> None:
     shown = dom(html, "t=2023-02-13 08:30&click=Isabella Rodriguez")
     panel = shown.split('id="panel"', 1)[1]
     assert "Isabella Rodriguez" in panel and "recent memories" in panel
+    assert re.search(r'class="block">plan block 08:00–09:00: [^<]+ \(Hobbs Cafe\)<', panel)  # her routine's hour
     assert re.search(r"#\d+ · (observation|plan|identity|dialogue|thought) · importance \d+", panel)
     assert re.search(r'<g class="agent[^"]*\bselected\b[^"]*" data-name="Isabella Rodriguez"', shown)
 

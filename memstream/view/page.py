@@ -55,11 +55,15 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
                 says.append([t, i, s(e["utterance"]), s(e["action"].removeprefix("says to "))])
             elif not e["action"].startswith(("plans the day", "reflects", "is now:", "hears a whisper")):
                 moves[i].append([t, s(e["location"]), s(e["action"])])
-    memories = []
+    memories, plans = [], []
     for name in names:
-        kept = run.stream.memories(name)[-MEMORIES_PER_AGENT:] if run.stream.has(name) else []
+        everything = run.stream.memories(name) if run.stream.has(name) else []
         memories.append([[m.id, round(m.created_at.timestamp() - t0), s(m.kind), m.importance, s(m.text),
-                          list(m.cites)] for m in kept])
+                          list(m.cites)] for m in everything[-MEMORIES_PER_AGENT:]])
+        plans.append([[round(m.created_at.timestamp() - t0),
+                       [[round(datetime.fromisoformat(b["start"]).timestamp() - t0), b["minutes"], s(b["activity"]),
+                         s(b["location"])] for b in m.metadata["plan"]["blocks"]]]
+                      for m in everything if m.kind == "plan" and isinstance(m.metadata.get("plan"), dict)])
     knows = {}
     if fact:
         knows = {agent_of[a]: round(ms[0].created_at.timestamp() - t0) for a, ms in measures.knowers(run, fact).items()
@@ -69,6 +73,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
             "buildings": buildings, "paths": [list(p) for p in run.town.paths],
             "agents": [{"name": n, "home": residents[n].home, "about": residents[n].describe()} for n in names],
             "strings": s.table(), "moves": moves, "says": says, "objects": objects, "memories": memories,
+            "plans": plans,
             "fact": fact or "", "knows": knows}
 
 

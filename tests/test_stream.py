@@ -255,3 +255,21 @@ def test_the_time_weight_lifts_memories_in_the_span_the_query_names(kind: str) -
     # no span named: the time weight changes nothing
     plain = s.retrieve("ann", "tomatoes in the garden", now=now, k=3, weights=timed, touch=False)
     assert [r.time for r in plain] == [0.0, 0.0, 0.0] and plain[0].memory.created_at == hours(24 * 12 + 10)
+
+
+def test_a_full_row_cache_never_drops_a_row_a_retrieval_needs(monkeypatch) -> None:
+    """A 1,000-agent day filled the cache of parsed rows; trimming it dropped old rows the same
+    retrieval had just found in it (a KeyError ten simulated hours in)."""
+    from datetime import datetime, timedelta, timezone
+
+    from memstream.models import HashEmbedder
+    from memstream.stream import MemoryStream
+    from memstream.stream import stream as stream_module
+
+    monkeypatch.setattr(stream_module, "ROW_CACHE_SIZE", 3)
+    t = datetime(2023, 2, 13, 8, tzinfo=timezone.utc)
+    s = MemoryStream(":memory:", HashEmbedder(64))
+    for i in range(20):
+        s.add("ann", f"memory number {i} about the cafe", at=t + timedelta(minutes=i), importance=1 + i % 10)
+    for k in (2, 5, 10, 20):  # cached rows first, then more than the cache holds
+        assert len(s.retrieve("ann", "cafe", now=t + timedelta(hours=1), k=k)) == k

@@ -380,9 +380,10 @@ class MemoryStream:
         if missing:
             for mid, row in self.store.rows(missing).items():
                 cache[mid] = _parse(row)
-            while len(cache) > ROW_CACHE_SIZE:
-                del cache[next(iter(cache))]
-        return {i: cache[i] for i in ids}
+        found = {i: cache[i] for i in ids}  # before trimming: the oldest kept rows may be among these
+        while len(cache) > ROW_CACHE_SIZE:
+            del cache[next(iter(cache))]
+        return found
 
     def get(self, owner: str, memory_id: int) -> Memory:
         index = self._owner(owner)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from datetime import datetime
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -260,14 +260,14 @@ def test_the_time_weight_lifts_memories_in_the_span_the_query_names(kind: str) -
 def test_a_full_row_cache_never_drops_a_row_a_retrieval_needs(monkeypatch) -> None:
     """A 1,000-agent day filled the cache of parsed rows; trimming it dropped old rows the same
     retrieval had just found in it (a KeyError ten simulated hours in)."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from memstream.models import HashEmbedder
     from memstream.stream import MemoryStream
     from memstream.stream import stream as stream_module
 
     monkeypatch.setattr(stream_module, "ROW_CACHE_SIZE", 3)
-    t = datetime(2023, 2, 13, 8, tzinfo=timezone.utc)
+    t = datetime(2023, 2, 13, 8, tzinfo=UTC)
     s = MemoryStream(":memory:", HashEmbedder(64))
     for i in range(20):
         s.add("ann", f"memory number {i} about the cafe", at=t + timedelta(minutes=i), importance=1 + i % 10)

@@ -120,7 +120,7 @@ def command(draw, files: dict[str, Path]) -> list[str]:
     path = st.sampled_from([str(p) for p in files.values()])
     stream_file = draw(path)
     name = draw(st.sampled_from(["add", "import", "recall", "inspect", "check", "reflect", "tree", "plan", "run",
-                                 "replay", "interview", "plot", "whisper", "measure", "run-from"]))
+                                 "replay", "interview", "plot", "whisper", "measure", "run-from", "view"]))
     if name == "add":
         argv = ["add", stream_file, "--owner", draw(WORDS), "--text", draw(WORDS), "--at", draw(TIMES),
                 "--importance", draw(NUMBERS), "--cites", draw(st.sampled_from(["", "1", str(2**70), "0", "x,1"]))]
@@ -158,6 +158,10 @@ def command(draw, files: dict[str, Path]) -> list[str]:
                  "attendance": ["--place", draw(WORDS), "--from", draw(TIMES), "--to", draw(TIMES)],
                  "interviews": ["--battery", draw(path)]}[argv[1]]
         argv += draw(st.sampled_from([[], ["--json", draw(path)], ["--plot", str(files["folder"] / "m.png")]]))
+    elif name == "view":
+        argv = ["view", draw(path), "-o", draw(st.sampled_from([str(files["folder"] / "page.html"), draw(path),
+                                                                str(files["nofolder"]) + ".html"]))]
+        argv += draw(st.sampled_from([[], ["--fact", draw(WORDS)]]))
     elif name == "run-from":
         argv = ["run", draw(st.sampled_from(["--scenario", "--fork"])), draw(path) + draw(
             st.sampled_from(["", "@2023-02-13T06:00:00-08:00", "@x", "@2023-02-13T06:00"])), "--out",

@@ -273,3 +273,22 @@ def test_a_full_row_cache_never_drops_a_row_a_retrieval_needs(monkeypatch) -> No
         s.add("ann", f"memory number {i} about the cafe", at=t + timedelta(minutes=i), importance=1 + i % 10)
     for k in (2, 5, 10, 20):  # cached rows first, then more than the cache holds
         assert len(s.retrieve("ann", "cafe", now=t + timedelta(hours=1), k=k)) == k
+
+
+def test_lookups_by_many_ids_stay_under_sqlites_limit_on_parameters(tmp_path) -> None:
+    """A 1,000-agent day logged accesses to 925,620 memories; reopening its stream asked SQLite for
+    all their owners in one statement, over the limit on a statement's parameters ("too many SQL
+    variables"). Here the limit is lowered to 100 and 1,000 ids are asked for."""
+    import sqlite3
+    from datetime import UTC, datetime
+
+    from memstream.models import HashEmbedder
+    from memstream.stream import MemoryStream, new_memory
+
+    t = datetime(2023, 2, 13, 8, tzinfo=UTC)
+    with MemoryStream(tmp_path / "big.db", HashEmbedder(8)) as s:
+        written = s.extend([new_memory(owner=f"a{i % 7}", text=f"m {i}", created_at=t, importance=1)
+                            for i in range(1_000)])
+        s.store.db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
+        ids = [m.id for m in written]
+        assert len(s.store.rows(ids)) == 1_000 and len(s.store.owners_of(ids)) == 1_000

@@ -67,6 +67,10 @@ MEMORY_COLUMNS = "id, owner, kind, text, created_at, created_s, importance, cite
 Row = tuple[Any, ...]
 
 
+#: Ids per ``IN (...)`` query at most (and never more than this SQLite takes parameters a statement).
+IDS_PER_QUERY = 30_000
+
+
 class Store:
     """Reads and appends the SQLite file behind a :class:`~memstream.stream.MemoryStream`."""
 
@@ -187,15 +191,22 @@ class Store:
                                (rowid,)).fetchall()
 
     def owners_of(self, ids: Sequence[int]) -> dict[int, str]:
-        marks = ",".join("?" * len(ids))
-        rows = self.db.execute(f"SELECT id, owner FROM memories WHERE id IN ({marks})", list(ids))
-        return dict(rows.fetchall())
+        return {r[0]: r[1] for r in self._by_ids("id, owner", ids)}
 
     def rows(self, ids: Sequence[int]) -> dict[int, Row]:
-        marks = ",".join("?" * len(ids))
-        cur = self.db.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})",
-                              [int(i) for i in ids])
-        return {r[0]: r for r in cur.fetchall()}
+        return {r[0]: r for r in self._by_ids(MEMORY_COLUMNS, ids)}
+
+    def _by_ids(self, columns: str, ids: Sequence[int]) -> list[tuple]:
+        """The memories with these ids, in chunks: SQLite takes at most 32,766 parameters a statement (a
+        large run's access log named more memories than that, and its stream could not be reopened)."""
+        ids = [int(i) for i in ids]
+        per_query = min(IDS_PER_QUERY, self.db.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER))
+        out: list[tuple] = []
+        for at in range(0, len(ids), per_query):
+            chunk = ids[at:at + per_query]
+            marks = ",".join("?" * len(chunk))
+            out += self.db.execute(f"SELECT {columns} FROM memories WHERE id IN ({marks})", chunk).fetchall()
+        return out
 
     def owner_rows(self, owner: str) -> list[Row]:
         cur = self.db.execute(

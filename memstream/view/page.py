@@ -16,9 +16,11 @@ from typing import Any
 from memstream.errors import MemstreamError
 from memstream.sim import measures
 from memstream.sim.events import read_events
+from memstream.stream import OBSERVATION, Memory
 
 TEMPLATE = Path(__file__).with_name("template.html")
-#: Memories kept per agent in the page (the newest); the panel shows the latest few at the time chosen.
+#: Memories kept per agent in the page: every one that is not an observation (the newest, up to this many),
+#: and observations spread evenly over the run in the room left (a quarter of it at least).
 MEMORIES_PER_AGENT = 400
 
 
@@ -59,7 +61,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
     for name in names:
         everything = run.stream.memories(name) if run.stream.has(name) else []
         memories.append([[m.id, round(m.created_at.timestamp() - t0), s(m.kind), m.importance, s(m.text),
-                          list(m.cites)] for m in everything[-MEMORIES_PER_AGENT:]])
+                          list(m.cites)] for m in _kept(everything)])
         plans.append([[round(m.created_at.timestamp() - t0),
                        [[round(datetime.fromisoformat(b["start"]).timestamp() - t0), b["minutes"], s(b["activity"]),
                          s(b["location"])] for b in m.metadata["plan"]["blocks"]]]
@@ -75,6 +77,17 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
             "strings": s.table(), "moves": moves, "says": says, "objects": objects, "memories": memories,
             "plans": plans,
             "fact": fact or "", "knows": knows}
+
+
+def _kept(memories: list[Memory], cap: int = MEMORIES_PER_AGENT) -> list[Memory]:
+    """At most about ``cap`` of an agent's memories, so that any time of the run has some to show."""
+    if len(memories) <= cap:
+        return memories
+    others = [m for m in memories if m.kind != OBSERVATION][-cap:]
+    seen = [m for m in memories if m.kind == OBSERVATION]
+    step = max(1, -(-len(seen) // max(cap - len(others), cap // 4)))
+    keep = {m.id for m in others} | {m.id for m in seen[::step]}
+    return [m for m in memories if m.id in keep]
 
 
 def _offset_minutes(t: datetime) -> int:

@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from memstream.timeutil import minute_of_day
+
 _STOPWORDS = """a about above after again against all am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has
 have having he her here hers herself him himself his how i if in into is it its itself just me more most my
@@ -123,7 +125,7 @@ class Commitment:
         """"from 16:00 to 17:00" when the end is known, else "at 16:00"."""
         if not self.minutes:
             return f"at {self.time}"
-        end = minute_of(self.time) + self.minutes
+        end = minute_of_day(self.time) + self.minutes
         return f"from {self.time} to {end // 60 % 24:02d}:{end % 60:02d}"
 
     @property
@@ -143,16 +145,11 @@ class Commitment:
             return day.weekday() == self.weekday and 0 <= (day - written).days < 7
         return day == written + timedelta(days=self.offset or 0)
 
-    def after(self, day: date, written: date) -> bool:
-        """Whether the event is on ``day`` or later (it is still to come)."""
+    def next_day(self, day: date, written: date) -> date | None:
+        """The day of the event if it is ``day`` or later (still to come), else None."""
         if self.month_day:
-            return (day.month, day.day) <= self.month_day
-        return any(self.on(day + timedelta(days=n), written) for n in range(8))
-
-
-def minute_of(hhmm: str) -> int:
-    hours, _, minutes = hhmm.partition(":")
-    return int(hours) * 60 + int(minutes or 0)
+            return date(day.year, *self.month_day) if (day.month, day.day) <= self.month_day else None
+        return next((day + timedelta(days=n) for n in range(8) if self.on(day + timedelta(days=n), written)), None)
 
 
 def _hhmm(hour: str, minute: str | None, half: str | None) -> tuple[int, int]:

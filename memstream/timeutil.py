@@ -41,6 +41,12 @@ def parse_time(text: str, what: str = "time") -> datetime:
     return require_aware(value, what)
 
 
+def minute_of_day(hhmm: str) -> int:
+    """``"17:30"`` -> 1050."""
+    hours, _, minutes = hhmm.partition(":")
+    return int(hours) * 60 + int(minutes or 0)
+
+
 def to_epoch(value: datetime) -> float:
     return require_aware(value).timestamp()
 

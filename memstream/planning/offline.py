@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
 from memstream.models.base import Message
 from memstream.models.offline import prompt_of, register_rules
@@ -168,9 +168,8 @@ def answer_revise(messages: list[Message]) -> str:
     coming: dict[tuple, tuple[int, str]] = {}
     for n, written, text in listed:
         c = commitment(text)
-        if c and c.after(today, written):
-            day = next(today + timedelta(days=d) for d in range(8) if c.on(today + timedelta(days=d), written)) \
-                if not c.month_day else date(today.year, *c.month_day)
+        day = c.next_day(today, written) if c else None
+        if day:
             coming.setdefault((c.time, c.place, day), (n, f"{c.activity} at {c.place} at {c.time} on "
                                                           f"{date_words(day)}"))
     plans = sorted(coming.values())

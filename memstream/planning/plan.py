@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memstream.planning.prompts import MAX_ACTION, MIN_ACTION
+from memstream.timeutil import minute_of_day
 
 #: The activity of the hours an agent sleeps (before waking, after bedtime).
 SLEEPING = "sleeping"
@@ -42,11 +43,6 @@ class Stroke:
     def from_dict(cls, data: dict[str, Any]) -> Stroke:
         return cls(data["time"], data["activity"], data["location"], data.get("minutes"),
                    tuple(data.get("cites", ())))
-
-
-def minute_of_day(hhmm: str) -> int:
-    hours, _, minutes = hhmm.partition(":")
-    return int(hours) * 60 + int(minutes or 0)
 
 
 def appointment_span(stroke: Stroke, strokes: list[Stroke]) -> tuple[int, int]:

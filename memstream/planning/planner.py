@@ -30,10 +30,9 @@ from memstream.planning.plan import (
     Stroke,
     appointment_span,
     fit_actions,
-    minute_of_day,
 )
 from memstream.stream import PLAN, Memory, MemoryStream, importance_stage, new_memory
-from memstream.timeutil import require_aware
+from memstream.timeutil import minute_of_day, require_aware
 
 YESTERDAY_K = 10
 #: Memories a day plan is shown as possible commitments (invitations, meetings agreed, planning thoughts).
@@ -94,9 +93,8 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
     An hour the model leaves out keeps the stroke in force; an appointment keeps its hours whatever
     the model's hours say, and the identity's wake and bed times decide when the agent sleeps.
     """
-    listing_ = "\n".join(f"{s.time} {s.activity} ({s.location})" + (
-        f" until {appointment_span(s, strokes)[1] // 60:02d}:{appointment_span(s, strokes)[1] % 60:02d}"
-        if s.minutes else "") for s in strokes) + extra
+    listing_ = "\n".join(f"{s.time} {s.activity} ({s.location})" + (f" until {_hhmm(appointment_span(s, strokes)[1])}"
+                                                                     if s.minutes else "") for s in strokes) + extra
     waking = tuple(h for h in range(start.hour, 24)
                    if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
@@ -104,6 +102,10 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
         partial(parse_hours, must_cover=waking, name=identity.name),
         salvage=partial(parse_hours, name=identity.name))) or []  # hours left out: the stroke in force
     return _lay_blocks(identity, day, strokes, start, {h.hour: (h.activity, h.location) for h in hours})
+
+
+def _hhmm(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
 
 
 def _lay_blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,

@@ -3,12 +3,12 @@
 As in the reference implementation: when a conversation starts, each side sums up what it knows
 of the other from its memories (``ABOUT_K`` retrieved about the other); each utterance is
 conditioned on that relationship, on ``TURN_K`` memories retrieved on the other and on the last
-utterance, and on the dialogue so far; a conversation ends when a side says goodbye or after
-``MAX_TURNS`` lines. Then each side rates the conversation's poignancy with the model (so talk
-feeds the reflection trigger), writes a memo and a planning thought that cite the dialogue, and
-considers re-planning the rest of its day in its light (an invitation for later today becomes an
-appointment). Every step here is a stage: it yields requests and the simulation answers them in
-the step's batch.
+utterance, and on the dialogue so far; a conversation ends when a side says goodbye, when a line
+repeats one already said (small models go round in circles), or after ``MAX_TURNS`` lines. Then
+each side rates the conversation's poignancy with the model (so talk feeds the reflection
+trigger), writes a memo and a planning thought that cite the dialogue, and considers re-planning
+the rest of its day in its light (an invitation for later today becomes an appointment). Every
+step here is a stage: it yields requests and the simulation answers them in the step's batch.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class Conversations:
                               for n, s in zip(sides, summaries, strict=True)}
 
     def speak(self, a: Agent, conv: Conversation, now: datetime) -> Stage[None]:
-        """``a``'s next line; the conversation ends when a side says goodbye or after MAX_TURNS lines."""
+        """``a``'s next line; the conversation ends on a goodbye, a repeated line, or after MAX_TURNS lines."""
         other = conv.other(a.name)
         queries = [other] + ([conv.turns[-1][1]] if conv.turns else [])
         messages = prompts.turn_messages(a.identity.describe(), a.name, other, f"{now:%H:%M}", conv.place,

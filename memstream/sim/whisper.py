@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.stream.memory import check_text
+from memstream.stream.memory import MemoryText
 from memstream.timeutil import require_aware
 
 FILE = "whispers.json"
@@ -25,13 +25,8 @@ class Whisper(BaseModel):
 
     id: int = Field(ge=1)
     agent: str = Field(min_length=1)
-    text: str = Field(min_length=1, max_length=10_000)
+    text: MemoryText = Field(min_length=1, max_length=10_000)
     at: datetime
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
     @field_validator("at")
     @classmethod

@@ -9,9 +9,9 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 OBSERVATION = "observation"
 REFLECTION = "reflection"
@@ -61,6 +61,10 @@ def check_text(text: str) -> str:
     except UnicodeEncodeError:
         raise ValueError("text holds a lone surrogate (not valid Unicode); fix its encoding") from None
     return text
+
+
+#: A memory's text as a pydantic field: checked by :func:`check_text`.
+MemoryText = Annotated[str, AfterValidator(check_text)]
 
 
 @dataclass(frozen=True, slots=True)

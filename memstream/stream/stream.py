@@ -30,9 +30,9 @@ from memstream.stream.memory import (
     MIN_IMPORTANCE,
     OBSERVATION,
     Memory,
+    MemoryText,
     Recall,
     Weights,
-    check_text,
     normalise_owner,
 )
 from memstream.stream.store import Row, Store, encode_json
@@ -50,7 +50,7 @@ class NewMemory(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     owner: str = Field(min_length=1)
-    text: str
+    text: MemoryText
     kind: str = OBSERVATION
     created_at: datetime
     importance: int | None = Field(default=None, ge=MIN_IMPORTANCE, le=MAX_IMPORTANCE)
@@ -61,11 +61,6 @@ class NewMemory(BaseModel):
     @classmethod
     def _owner(cls, value: str) -> str:
         return normalise_owner(value)
-
-    @field_validator("text")
-    @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value)
 
     @field_validator("metadata")
     @classmethod

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -114,10 +115,7 @@ def render(run: measures.Run, fact: str | None = None, *, served: bool = False) 
     """The page's HTML. ``served``: from ``memstream view --serve``, whose search box asks its server."""
     data = {**page_data(run, fact), "served": served}
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")
-    html = TEMPLATE.read_text(encoding="utf-8").replace("__TITLE__", _escape(f"{data['town']}: {data['run']}"))
+    html = TEMPLATE.read_text(encoding="utf-8").replace("__TITLE__", escape(f"{data['town']}: {data['run']}"))
     html = html.replace("__CONNECT__", " connect-src 'self';" if served else "")
     return html.replace("__DATA__", payload)
 
-
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

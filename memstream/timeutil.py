@@ -22,7 +22,7 @@ def require_aware(value: datetime, what: str = "time") -> datetime:
             f"{what} {value.isoformat()} has no time zone; add one, e.g. {value.isoformat()}+00:00"
         )
     try:
-        inside = EARLIEST <= value.astimezone(UTC) < LATEST
+        inside = EARLIEST <= value < LATEST  # aware times compare across zones
     except OverflowError:
         inside = False
     if not inside:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from memstream.stream.scoring import minmax, recency, top_k
+from memstream.stream.scoring import minmax, recency, top_k, top_k_rows
 
 finite = st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False)
 
@@ -54,3 +54,14 @@ def test_top_k_breaks_ties_toward_newer_position() -> None:
 def test_top_k_matches_a_full_sort(scores: np.ndarray, k: int) -> None:
     expected = sorted(range(len(scores)), key=lambda i: (-scores[i], -i))[:k]
     assert top_k(scores, k).tolist() == expected
+
+
+@given(st.integers(1, 6).flatmap(lambda b: arrays(np.float64, st.tuples(st.just(b), st.integers(1, 40)),
+                                                  elements=st.integers(0, 4).map(float))),
+       st.integers(1, 45))
+def test_top_k_of_every_row_at_once_equals_one_row_at_a_time(scores: np.ndarray, k: int) -> None:
+    """The batched path (one partition for all rows, ties at the cut kept row by row) ranks each
+    row as :func:`top_k` does; small integer scores make ties at the cut common."""
+    got = top_k_rows(scores, k)
+    assert got.shape == (len(scores), min(k, scores.shape[1]))
+    assert [row.tolist() for row in got] == [top_k(row, k).tolist() for row in scores]

@@ -257,8 +257,8 @@ def test_the_time_weight_lifts_memories_in_the_span_the_query_names(kind: str) -
     assert [r.time for r in plain] == [0.0, 0.0, 0.0] and plain[0].memory.created_at == hours(24 * 12 + 10)
 
 
-def test_a_full_row_cache_never_drops_a_row_a_retrieval_needs(monkeypatch) -> None:
-    """A 1,000-agent day filled the cache of parsed rows; trimming it dropped old rows the same
+def test_a_full_memory_cache_never_drops_a_memory_a_retrieval_needs(monkeypatch) -> None:
+    """A 1,000-agent day filled the cache of read memories; trimming it dropped old ones the same
     retrieval had just found in it (a KeyError ten simulated hours in)."""
     from datetime import datetime, timedelta
 
@@ -266,13 +266,44 @@ def test_a_full_row_cache_never_drops_a_row_a_retrieval_needs(monkeypatch) -> No
     from memstream.stream import MemoryStream
     from memstream.stream import stream as stream_module
 
-    monkeypatch.setattr(stream_module, "ROW_CACHE_SIZE", 3)
+    monkeypatch.setattr(stream_module, "MEMORY_CACHE_SIZE", 3)
     t = datetime(2023, 2, 13, 8, tzinfo=UTC)
     s = MemoryStream(":memory:", HashEmbedder(64))
     for i in range(20):
         s.add("ann", f"memory number {i} about the cafe", at=t + timedelta(minutes=i), importance=1 + i % 10)
     for k in (2, 5, 10, 20):  # cached rows first, then more than the cache holds
         assert len(s.retrieve("ann", "cafe", now=t + timedelta(hours=1), k=k)) == k
+
+
+def test_a_recalled_memory_is_shared_read_only_and_shows_its_own_access() -> None:
+    """Retrieval hands out the same memory to every read (cached), so nothing may change it: its
+    metadata refuses writes (and still pickles and prints as JSON); a later access makes a new
+    memory with the new access time and leaves the one handed out before as it was."""
+    import json
+    import pickle
+    from datetime import datetime, timedelta
+
+    import pytest
+
+    from memstream.models import HashEmbedder
+    from memstream.stream import MemoryStream
+
+    t = datetime(2023, 2, 13, 8, tzinfo=UTC)
+    s = MemoryStream(":memory:", HashEmbedder(64))
+    s.add("ann", "the cafe opens at eight", at=t, importance=3, metadata={"plan": {"day": "2023-02-13"}})
+    first = s.retrieve("ann", "cafe", now=t + timedelta(hours=1), touch=False)[0].memory
+    again = s.retrieve("ann", "cafe", now=t + timedelta(hours=1), touch=False)[0].memory
+    assert again is first and first.last_accessed_at == t
+    for change in (lambda m: m.metadata.update(x=1), lambda m: m.metadata.__setitem__("x", 1),
+                   lambda m: m.metadata["plan"].pop("day"), lambda m: m.metadata.clear()):
+        with pytest.raises(TypeError, match="read-only"):
+            change(first)
+    assert first.metadata == {"plan": {"day": "2023-02-13"}}
+    assert pickle.loads(pickle.dumps(first)) == first and json.loads(json.dumps(first.metadata)) == first.metadata
+    touched = s.retrieve("ann", "cafe", now=t + timedelta(hours=2))[0].memory  # accessed at 10:00 now
+    later = s.retrieve("ann", "cafe", now=t + timedelta(hours=3), touch=False)[0].memory
+    assert later.last_accessed_at == t + timedelta(hours=2) and first.last_accessed_at == t
+    assert touched.last_accessed_at == t and later.metadata == first.metadata
 
 
 def test_lookups_by_many_ids_stay_under_sqlites_limit_on_parameters(tmp_path) -> None:

@@ -16,16 +16,17 @@ has one key, as in a simulation, rows and memories coincide and nothing extra is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+import math
+from collections.abc import Callable, Sequence
+from typing import Literal, NamedTuple
 
 import faiss
 import numpy as np
 
-from memstream.stream.memory import Weights
-from memstream.stream.scoring import minmax, recency, top_k
+from memstream.stream.memory import Memory, Recall, Weights
+from memstream.stream.scoring import minmax, recency, take_rows, top_k, top_k_rows
 from memstream.stream.timescope import TimeScope
+from memstream.timeutil import SECONDS_PER_HOUR
 
 IndexKind = Literal["flat", "hnsw"]
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw")
@@ -58,19 +59,8 @@ class _Column:
         return self._data[: self.size]
 
 
-@dataclass
-class Scored:
-    """The top k of one query: positions in the owner's columns and every component."""
-
-    positions: np.ndarray
-    score: np.ndarray
-    recency: np.ndarray
-    importance: np.ndarray
-    relevance: np.ndarray
-    raw_recency: np.ndarray
-    raw_importance: np.ndarray
-    raw_relevance: np.ndarray
-    time: np.ndarray
+#: Gives the memories with these ids, each as last accessed at the time given (epoch seconds).
+Reader = Callable[[dict[int, float]], dict[int, Memory]]
 
 
 class OwnerIndex:
@@ -183,19 +173,20 @@ class OwnerIndex:
         return self._importance_norm
 
     def score(self, queries: np.ndarray, now_s: float, weights: Weights, k: int,
-              scopes: Sequence[TimeScope | None] | None = None) -> list[Scored]:
-        """Score every query in ``queries`` (b, dim) against this owner's memories.
+              scopes: Sequence[TimeScope | None] | None, read: Reader) -> list[list[Recall]]:
+        """The top k of this owner's memories for every query in ``queries`` (b, dim), best first.
 
         ``scopes[i]`` is the span of time query i names, if any: memories created
-        inside it get ``weights.time`` more.
+        inside it get ``weights.time`` more. ``read`` gives the memories chosen, by id, each
+        as last accessed at the time given.
         """
         static, ref_rec, rec = self._recency_importance(now_s, weights)
-        parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s)
+        parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s, weights)
         in_span = [None if scope is None or not weights.time else scope.contains(self.created_s.values)
                    for scope in (scopes or [None] * len(queries))]
         if self.kind == "flat":
-            return self._score_exact(queries, parts, weights, k, in_span)
-        return self._score_approximate(queries, parts, weights, k, in_span)
+            return self._score_exact(queries, parts, k, in_span, read)
+        return self._score_approximate(queries, parts, k, in_span, read)
 
     def _recency_importance(self, now_s: float, weights: Weights) -> tuple[np.ndarray, np.ndarray, _Affine]:
         """The query-independent part of the score, in ranking form, and recency's normaliser.
@@ -220,34 +211,60 @@ class OwnerIndex:
             self._static_key, self._static = key, (static, ref_rec, rec)
         return self._static
 
-    def _scored(self, pos: np.ndarray, parts: _Parts, raw_rel: np.ndarray, rel: _Affine,
-                weights: Weights, in_span: np.ndarray | None) -> Scored:
-        """The k chosen memories, with every component in its true normalised form."""
-        rec_n, rel_n = parts.rec.apply(parts.ref_rec[pos]), rel.apply(raw_rel.astype(np.float64))
-        imp_n = parts.imp[pos]
-        time_n = np.zeros(len(pos)) if in_span is None else in_span[pos]
-        total = (weights.recency * rec_n + weights.importance * imp_n + weights.relevance * rel_n
-                 + weights.time * time_n)
-        raw_rec = recency(self.last_access_s.values[pos], parts.now_s, weights.decay)
-        return Scored(pos, total, rec_n, imp_n, rel_n, raw_rec, self.importance.values[pos], raw_rel, time_n)
+    def _recalls(self, pos: np.ndarray, parts: _Parts, raw_rel: np.ndarray, ranges: list[_Affine],
+                 in_span: list[np.ndarray | None], read: Reader) -> list[list[Recall]]:
+        """The k chosen memories of each query (``pos``: (b, k), best first) as recalls, every
+        component in its true normalised form; ``ranges``: each query's relevance normaliser.
 
-    def _score_exact(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int,
-                     in_span: list[np.ndarray | None]) -> list[Scored]:
-        x = self.vectors()
-        raw_rel = x @ queries[0] if len(queries) == 1 else queries @ x.T
-        raw_rel = self._best_key(raw_rel.reshape(len(queries), -1))
+        Plain Python over the b x k chosen: each numpy call costs about as much as scoring a
+        hundred memories, and these are few numbers, so one conversion per column is cheapest.
+        """
+        w, now_s = parts.weights, parts.now_s
+        w_rec, w_imp, w_rel, w_time = w.recency, w.importance, w.relevance, w.time
+        rec_lo, rec_span = parts.rec.lo, parts.rec.hi - parts.rec.lo
+        log_decay = math.log(w.decay)  # recency() for one value
+        clip = self.kind != "flat"  # approximate mode estimates relevance's range
+        new = tuple.__new__  # the fastest way to make a named tuple from its fields
+        ids, last = self.ids.values[pos].tolist(), self.last_access_s.values[pos].tolist()
+        memory = read({mid: at for row_ids, row_last in zip(ids, last, strict=True)
+                       for mid, at in zip(row_ids, row_last, strict=True)})  # each memory once
         out = []
-        for row, span in zip(raw_rel, in_span, strict=True):
-            rel = _Affine.of(row, RELEVANCE_TOLERANCE)
-            total = row * np.float32(weights.relevance * rel.scale) + parts.static
-            if span is not None:
-                total += weights.time * span
-            pos = top_k(total, k)
-            out.append(self._scored(pos, parts, row[pos], rel, weights, span))
+        for row, (row_ids, row_last, rel_raw, rec_raw, imp_n, imp_raw, rel, span) in enumerate(zip(
+                ids, last, raw_rel.tolist(), parts.ref_rec[pos].tolist(), parts.imp[pos].tolist(),
+                self.importance.values[pos].tolist(), ranges, in_span, strict=True)):
+            rel_lo, rel_span = rel.lo, rel.hi - rel.lo
+            times = [0.0] * len(row_ids) if span is None else span[pos[row]].tolist()
+            recalls = []
+            for rank, (mid, at, raw, r, imp, raw_imp, tm) in enumerate(zip(
+                    row_ids, row_last, rel_raw, rec_raw, imp_n, imp_raw, times, strict=True), 1):
+                rec_n = (r - rec_lo) / rec_span if rec_span > 0 else 0.5
+                rel_n = (raw - rel_lo) / rel_span if rel_span > 0 else 0.5
+                if clip:
+                    rel_n = min(1.0, max(0.0, rel_n))
+                total = w_rec * rec_n + w_imp * imp + w_rel * rel_n + w_time * tm
+                raw_rec = math.exp(log_decay * (max(now_s - at, 0.0) / SECONDS_PER_HOUR))
+                recalls.append(new(Recall, (memory[mid], rank, total, rec_n, imp, rel_n, raw_rec, raw_imp, raw, w, tm)))
+            out.append(recalls)
         return out
 
-    def _score_approximate(self, queries: np.ndarray, parts: _Parts, weights: Weights, k: int,
-                           in_span: list[np.ndarray | None]) -> list[Scored]:
+    def _score_exact(self, queries: np.ndarray, parts: _Parts, k: int, in_span: list[np.ndarray | None],
+                     read: Reader) -> list[list[Recall]]:
+        """Every query at once: one BLAS product, one partition per row, one gather."""
+        x = self.vectors()
+        raw_rel = (x @ queries[0])[None] if len(queries) == 1 else queries @ x.T
+        raw_rel = self._best_key(raw_rel)
+        ranges = [_Affine.of_range(lo, hi, RELEVANCE_TOLERANCE)
+                  for lo, hi in zip(raw_rel.min(axis=1).tolist(), raw_rel.max(axis=1).tolist(), strict=True)]
+        scale = np.array([[parts.weights.relevance * r.scale] for r in ranges], dtype=np.float32)
+        total = raw_rel * scale + parts.static
+        for row, span in enumerate(in_span):
+            if span is not None:
+                total[row] += parts.weights.time * span
+        pos = top_k_rows(total, k)
+        return self._recalls(pos, parts, take_rows(raw_rel, pos), ranges, in_span, read)
+
+    def _score_approximate(self, queries: np.ndarray, parts: _Parts, k: int, in_span: list[np.ndarray | None],
+                           read: Reader) -> list[list[Recall]]:
         """HNSW candidates by relevance, unioned with the best by recency + importance.
 
         The relevance range comes from two searches (q finds the maximum, -q
@@ -261,9 +278,9 @@ class OwnerIndex:
         x = self.vectors()
         n = len(self)
         queries = np.ascontiguousarray(queries, dtype=np.float32)
-        out = []
+        chosen, chosen_rel, ranges = [], [], []
         for q, span in zip(queries, in_span, strict=True):
-            static = parts.static if span is None else parts.static + weights.time * span
+            static = parts.static if span is None else parts.static + parts.weights.time * span
             n_cand = min(n, max(4 * k, MIN_CANDIDATES))
             while True:
                 n_search = min(self.n_keys, n_cand)
@@ -277,14 +294,17 @@ class OwnerIndex:
                 raw_rel = self._relevance_of(x, q, cand)
                 if len(cand) == n:  # every memory is a candidate: take the exact range
                     rel = _Affine.of(raw_rel, RELEVANCE_TOLERANCE)
-                total = static[cand] + weights.relevance * rel.scale * raw_rel
+                total = static[cand] + parts.weights.relevance * rel.scale * raw_rel
                 best = top_k(total, k)  # cand is sorted, so ties still go to newer ids
-                bound = static[by_static[-1]] + weights.relevance * rel.scale * float(sims[0][len(found_keys) - 1])
+                bound = (static[by_static[-1]]
+                         + parts.weights.relevance * rel.scale * float(sims[0][len(found_keys) - 1]))
                 if n_cand >= n or total[best[-1]] >= bound:
                     break
                 n_cand = min(n, 2 * n_cand)
-            out.append(self._scored(cand[best], parts, raw_rel[best], rel, weights, span))
-        return out
+            chosen.append(cand[best])
+            chosen_rel.append(raw_rel[best])
+            ranges.append(rel)
+        return self._recalls(np.array(chosen), parts, np.array(chosen_rel), ranges, in_span, read)
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:
@@ -292,8 +312,7 @@ def _offsets(counts: np.ndarray) -> np.ndarray:
     return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
 
 
-@dataclass(frozen=True)
-class _Affine:
+class _Affine(NamedTuple):
     """Min-max normalisation as ``(v - lo) * scale``; a constant component maps to 0.5."""
 
     lo: float
@@ -301,25 +320,29 @@ class _Affine:
 
     @classmethod
     def of(cls, values: np.ndarray, tolerance: float = 0.0) -> _Affine:
-        lo, hi = float(values.min()), float(values.max())
+        return cls.of_range(float(values.min()), float(values.max()), tolerance)
+
+    @classmethod
+    def of_range(cls, lo: float, hi: float, tolerance: float = 0.0) -> _Affine:
+        """The normaliser of values from ``lo`` to ``hi``; a spread within ``tolerance`` is constant."""
         return cls(lo, hi if hi - lo > tolerance else lo)
 
     @property
     def scale(self) -> float:
         return 1.0 / (self.hi - self.lo) if self.hi > self.lo else 0.0
 
-    def apply(self, values: np.ndarray) -> np.ndarray:
-        """Normalise; values outside [lo, hi] (approximate mode's estimate) are clipped."""
+    def apply(self, values: np.ndarray, *, clip: bool = True) -> np.ndarray:
+        """Normalise; values outside [lo, hi] (approximate mode's estimate) are clipped
+        (``clip=False``: the range is the values' own, so none can be)."""
         if self.hi <= self.lo:
             return np.full(values.shape, 0.5)
         out = (values - self.lo) / (self.hi - self.lo)
-        if values.min() < self.lo or values.max() > self.hi:
+        if clip and (values.min() < self.lo or values.max() > self.hi):
             np.clip(out, 0.0, 1.0, out=out)
         return out
 
 
-@dataclass(frozen=True)
-class _Parts:
+class _Parts(NamedTuple):
     """What every query of one call shares: the static score and its pieces."""
 
     static: np.ndarray
@@ -327,3 +350,4 @@ class _Parts:
     rec: _Affine
     imp: np.ndarray
     now_s: float
+    weights: Weights

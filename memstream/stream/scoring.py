@@ -14,6 +14,8 @@ recency; here recency is the paper's: an exponential in elapsed hours.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from memstream.timeutil import SECONDS_PER_HOUR
@@ -33,7 +35,7 @@ def minmax(values: np.ndarray) -> np.ndarray:
 def recency(last_access_s: np.ndarray, now_s: float, decay: float) -> np.ndarray:
     """decay ** hours since last access; an access "in the future" counts as now."""
     hours = np.maximum(now_s - last_access_s, 0.0) / SECONDS_PER_HOUR
-    return np.exp(np.log(decay) * hours)
+    return np.exp(math.log(decay) * hours)
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
@@ -47,8 +49,42 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         candidates = np.arange(n)
     else:
         candidates = np.argpartition(scores, n - k)[n - k:]
-        kth = scores[candidates].min()
+        values = scores[candidates]
+        kth = values.min()
         if np.count_nonzero(scores >= kth) > k:  # ties at the cut: keep every tied position
             candidates = np.flatnonzero(scores >= kth)
-    order = np.lexsort((-candidates, -scores[candidates]))
-    return candidates[order[:k]]
+        else:
+            return candidates[np.lexsort((-candidates, -values))]
+    return _ordered(scores, candidates)[:k]
+
+
+def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
+    """:func:`top_k` of each row of ``scores`` (b, n) at once: (b, min(k, n)) positions."""
+    b, n = scores.shape
+    if b == 1:  # the one-dimensional path makes fewer numpy calls
+        return top_k(scores[0], k)[None]
+    if k >= n:
+        candidates = np.broadcast_to(np.arange(n), (b, n))
+    else:
+        candidates = np.argpartition(scores, n - k, axis=1)[:, n - k:]
+        kth = take_rows(scores, candidates).min(axis=1)
+        at_or_above = scores >= kth[:, None]
+        if np.count_nonzero(at_or_above) > b * k:  # ties at the cut somewhere (each row has at least k)
+            tied = np.count_nonzero(at_or_above, axis=1) > k
+            return np.array([top_k(row, k) if row_tied else _ordered(row, cand)[:k]
+                             for row, cand, row_tied in zip(scores, candidates, tied, strict=True)])
+    order = np.lexsort((-candidates, -take_rows(scores, candidates)), axis=1)
+    return take_rows(candidates, order[:, :k])
+
+
+def take_rows(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """``values[i, positions[i]]`` for every row i (``np.take_along_axis``, at a tenth of its cost
+    for one row)."""
+    if len(values) == 1:
+        return values[:, positions[0]]
+    return values[np.arange(len(values))[:, None], positions]
+
+
+def _ordered(scores: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """``candidates`` best score first, ties to the later position."""
+    return candidates[np.lexsort((-candidates, -scores[candidates]))]

@@ -28,9 +28,11 @@ from memstream.stream.memory import (
     MAX_ID,
     MAX_IMPORTANCE,
     MIN_IMPORTANCE,
+    NO_METADATA,
     OBSERVATION,
     Memory,
     MemoryText,
+    ReadOnlyDict,
     Recall,
     Weights,
     normalise_owner,
@@ -40,8 +42,8 @@ from memstream.stream.timescope import TimeScope, time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
 
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
-#: Parsed rows kept for recently recalled memories (rows are immutable, so this never goes stale).
-ROW_CACHE_SIZE = 50_000
+#: Memories kept after a recall, to hand out again (rows are immutable, so this never goes stale).
+MEMORY_CACHE_SIZE = 50_000
 
 
 class NewMemory(BaseModel):
@@ -122,7 +124,7 @@ class MemoryStream:
         self.weights = weights or Weights()
         self.index_kind = index
         self._owners: dict[str, OwnerIndex] = {}
-        self._row_cache: dict[int, _Parsed] = {}
+        self._memory_cache: dict[int, tuple[float, Memory]] = {}
         self._names: dict[str, str] = {}  # owner as given -> as stored
         self._max_id = 0          # the newest memory in the indexes
         self._access_rowid = 0    # the newest access applied to them
@@ -261,7 +263,7 @@ class MemoryStream:
                 np.array([rows[i][5] for i in idx], dtype=np.float64),
                 np.array([importance[i] for i in idx], dtype=np.float64), keys=counts[idx])
         self._max_id = rows[-1][0]
-        return [_memory(_parse(row), row[5]) for row in rows]
+        return [_parse(row) for row in rows]
 
     def check_cites(self, items: list[NewMemory], first_id: int) -> None:
         cited = sorted({c for it in items for c in it.cites})
@@ -343,40 +345,39 @@ class MemoryStream:
             raise MemstreamError(f"k must be a positive integer, got {k}")
         weights = weights or self.weights
         index = self._owner(owner)
-        queries = np.atleast_2d(np.asarray(vectors, dtype=np.float32))
-        if queries.shape[1] != index.dim:
-            raise MemstreamError(f"query vectors are {queries.shape[1]}-d; the stream's are {index.dim}-d")
-        now_s = to_epoch(require_aware(now, "now"))
+        queries = np.asarray(vectors, dtype=np.float32)
+        if queries.ndim == 1:
+            queries = queries[None]
+        if queries.ndim != 2 or queries.shape[1] != index.dim:
+            raise MemstreamError(f"query vectors are {queries.shape[1:]}; the stream's are {index.dim}-d")
+        now_s = require_aware(now, "now").timestamp()
         index = index.existing_at(now_s)  # a memory created after `now` is not there yet
         if not len(index):
             return [[] for _ in queries]
-        scored = index.score(queries, now_s, weights, k, scopes)
-        ids = [index.ids.values[s.positions].tolist() for s in scored]
-        rows = self._rows([i for chosen in ids for i in chosen])
-        last = index.last_access_s.values
-        results = [  # columns to Python floats once each (element-wise conversion was a third of a small search)
-            [Recall(memory=_memory(rows[mid], at), rank=r, score=total, recency=rec, importance=imp, relevance=rel,
-                    raw_recency=raw_rec, raw_importance=raw_imp, raw_relevance=raw_rel, weights=weights, time=tm)
-             for r, (mid, at, total, rec, imp, rel, raw_rec, raw_imp, raw_rel, tm) in enumerate(zip(
-                 chosen, last[s.positions].tolist(), s.score.tolist(), s.recency.tolist(), s.importance.tolist(),
-                 s.relevance.tolist(), s.raw_recency.tolist(), s.raw_importance.tolist(), s.raw_relevance.tolist(),
-                 s.time.tolist(), strict=True), 1)]
-            for s, chosen in zip(scored, ids, strict=True)
-        ]
+        results = index.score(queries, now_s, weights, k, scopes, self._read)
         if touch:
-            touched = np.unique(np.concatenate([s.positions for s in scored]))
-            self.record_access(owner, index.ids.values[touched].tolist(), now)
+            self.record_access(owner, sorted({r.memory.id for row in results for r in row}), now)
         return results
 
-    def _rows(self, ids: list[int]) -> dict[int, _Parsed]:
-        """Parsed rows for ``ids``; rows never change, so recently read ones are kept."""
-        cache = self._row_cache
-        missing = [i for i in ids if i not in cache]
+    def _read(self, last_access: dict[int, float]) -> dict[int, Memory]:
+        """The memories with these ids, each as last accessed at the time given (epoch seconds).
+
+        Rows never change, so recently read memories are kept and handed out again (their
+        metadata is read-only); one accessed since is remade with its new access time.
+        """
+        cache = self._memory_cache
+        missing = [i for i in last_access if i not in cache]
         if missing:
             for mid, row in self.store.rows(missing).items():
-                cache[mid] = _parse(row)
-        found = {i: cache[i] for i in ids}  # before trimming: the oldest kept rows may be among these
-        while len(cache) > ROW_CACHE_SIZE:
+                cache[mid] = (row[5], _parse(row))
+        found = {}
+        for mid, at in last_access.items():
+            seen_at, memory = cache[mid]
+            if at != seen_at:
+                memory = _accessed(memory, at)
+                cache[mid] = (at, memory)
+            found[mid] = memory
+        while len(cache) > MEMORY_CACHE_SIZE:  # after reading: the oldest kept may be among these
             del cache[next(iter(cache))]
         return found
 
@@ -385,14 +386,14 @@ class MemoryStream:
         pos = int(index.positions_of(np.array([memory_id]))[0])
         if pos >= len(index) or index.ids.values[pos] != memory_id:
             raise MemstreamError(f"no memory {memory_id} for owner {owner!r}")
-        return _memory(self._rows([memory_id])[memory_id], float(index.last_access_s.values[pos]))
+        return self._read({memory_id: float(index.last_access_s.values[pos])})[memory_id]
 
     def memories(self, owner: str) -> list[Memory]:
         """All of ``owner``'s memories, oldest id first."""
         owner = self._name(owner)
         index = self._owner(owner)
         last = index.last_access_s.values
-        return [_memory(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
+        return [_accessed(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
 
     def recent(self, owner: str, n: int) -> list[Memory]:
         """The owner's ``n`` newest memories (by id), oldest first."""
@@ -401,7 +402,7 @@ class MemoryStream:
         rows = self.store.recent_rows(owner, n)
         pos = index.positions_of(np.array([r[0] for r in rows], dtype=np.int64))
         last = index.last_access_s.values
-        return [_memory(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
+        return [_accessed(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
 
     def chat_for(self, stage: str, chat: ChatModel | None = None) -> ChatModel:
         """The model a stage asks: ``chat`` if given, else the stream's own; ValueError if neither."""
@@ -430,8 +431,9 @@ class MemoryStream:
     def latest_time(self, owner: str) -> datetime:
         """The owner's own clock: its latest creation or access time (in its newest memory's zone)."""
         index = self._owner(owner)
-        newest = self._rows([int(index.ids.values[-1])])[int(index.ids.values[-1])]
-        return from_epoch(float(index.last_access_s.values.max())).astimezone(newest[4].tzinfo)
+        newest = int(index.ids.values[-1])
+        zone = self._read({newest: float(index.last_access_s.values[-1])})[newest].created_at.tzinfo
+        return from_epoch(float(index.last_access_s.values.max())).astimezone(zone)
 
     # -- state -------------------------------------------------------------------------------
 
@@ -475,19 +477,22 @@ class MemoryStream:
                 f"owners={len(self.owners())}, memories={self.count()})")
 
 
-# A memory's immutable fields, parsed: id, owner, kind, text, created_at, created_s, importance,
-# cites, metadata.
-_Parsed = tuple[int, str, str, str, datetime, float, int, tuple[int, ...], dict[str, Any]]
+def _parse(row: Row) -> Memory:
+    """A stored row as a memory, last accessed when it was created."""
+    mid, owner, kind, text, created_at, _created_s, importance, cites, metadata = row
+    created = datetime.fromisoformat(created_at)
+    return Memory(mid, owner, kind, text, created, created, importance,
+                  tuple(json.loads(cites)) if cites != "[]" else (),
+                  json.loads(metadata, object_hook=ReadOnlyDict) if metadata != "{}" else NO_METADATA)
 
 
-def _parse(row: Row) -> _Parsed:
-    mid, owner, kind, text, created_at, created_s, importance, cites, metadata = row
-    return (mid, owner, kind, text, datetime.fromisoformat(created_at), created_s, importance,
-            tuple(json.loads(cites)) if cites != "[]" else (),
-            json.loads(metadata) if metadata != "{}" else {})
+def _accessed(memory: Memory, last_access_s: float) -> Memory:
+    """``memory`` as last accessed at ``last_access_s`` (an access is never before its creation)."""
+    created = memory.created_at
+    if last_access_s <= created.timestamp():
+        return memory if memory.last_accessed_at == created else memory._replace(last_accessed_at=created)
+    return memory._replace(last_accessed_at=from_epoch(last_access_s).astimezone(created.tzinfo))
 
 
-def _memory(parsed: _Parsed, last_access_s: float) -> Memory:
-    mid, owner, kind, text, created, created_s, importance, cites, metadata = parsed
-    last = created if last_access_s <= created_s else from_epoch(last_access_s).astimezone(created.tzinfo)
-    return Memory(mid, owner, kind, text, created, last, importance, cites, dict(metadata))
+
+

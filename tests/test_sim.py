@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -81,6 +82,28 @@ def test_any_number_of_residents_has_names_homes_and_work() -> None:
     assert max(per_home.values()) <= 8
     m = Map(big)
     assert m.within(big.vision_radius)[big.residents[-1].home]  # neighbours found without comparing all pairs
+
+
+def test_a_large_town_has_the_density_and_commutes_of_a_small_one() -> None:
+    """Generated residents live in wards of houses beside their workplaces, on a square grid: from
+    1,000 to 10,000 residents the walk to work and what one can see stay the same, and everyone
+    can still walk to the town's own places."""
+    town = load_town(default_town_path())
+    shape = {}
+    for n in (1_000, 10_000):
+        big = populate(town, n, seed=3)
+        m, near = Map(big), Map(big).within(big.vision_radius)
+        generated = big.residents[25:]
+        warded = [r for r in generated if m.area_of[r.home] == m.area_of[r.workplace] != m.area_of["Hobbs Cafe"]]
+        assert len(warded) > 0.9 * len(generated)
+        commute = max(sum(m.distance(a, b) for a, b in itertools.pairwise(m.route(r.home, r.workplace)))
+                      for r in warded)
+        shape[n] = (commute, max(len(near[r.home]) for r in generated), max(Counter(r.workplace for r in generated).values()))
+        assert all(m.route(r.home, "Hobbs Cafe")[-1] == "Hobbs Cafe" for r in generated[::97])
+        xs = [b.x for a in big.areas for b in a.buildings]
+        ys = [b.y for a in big.areas for b in a.buildings]
+        assert (max(xs) - min(xs)) / (max(ys) - min(ys) + 1) < 4  # wards fill a square, not one long street
+    assert shape[1_000] == shape[10_000] and shape[1_000][0] <= 12 and shape[1_000][2] <= 12
 
 
 def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path) -> None:

@@ -1,13 +1,17 @@
 """Seeded, deterministic residents, and room for them: a run can have any number of agents.
 
-``populate`` keeps the town's own residents and adds generated ones; when they would
-crowd the town's houses and workplaces (more than ``PER_HOME`` to a home, ``PER_JOB``
-to a workplace), it builds new streets of houses and workplaces beside the town, so a
-large run has the density of a small one.
+``populate`` keeps the town's own residents and adds generated ones. They fill the town's
+spare room first (up to ``PER_HOME`` to a home, ``PER_JOB`` to a workplace); the rest live
+in new wards beside the town, ``WARD`` residents each, with their houses and workplaces
+side by side and the wards on a square grid. So a large run has the density and the
+commutes of a small one: everyone lives a few minutes' walk from work, and what an agent
+sees and whom it meets does not grow with the town (one long street of houses and one
+of shops had 10,000 agents walking for hours, and their routes spanned the whole town).
 """
 
 from __future__ import annotations
 
+import math
 import random
 
 from memstream.sim.world import Area, Building, Resident, Room, Thing, Town
@@ -27,6 +31,10 @@ TRADES = [("baker", "bakery", "bake"), ("barista", "coffee shop", "coffee"), ("c
           ("teacher", "school", "teach"), ("mechanic", "garage", "repair"), ("librarian", "library", "read"),
           ("grocer", "grocery", "shop"), ("tailor", "tailor's shop", "sew")]
 PER_HOME, PER_JOB = 4, 12
+#: Residents of one generated ward: 12 houses and 4 workplaces.
+WARD = 48
+#: Distance units between neighbouring buildings of a ward, and between wards' corners.
+SPACING, WARD_SPACING = 2.0, 12.0
 
 
 def _house(name: str, x: float, y: float) -> Building:
@@ -38,39 +46,64 @@ def _house(name: str, x: float, y: float) -> Building:
 
 
 def populate(town: Town, n: int, seed: int = 0) -> Town:
-    """``town`` with ``n`` residents: its own first, then generated ones (and new streets if needed)."""
+    """``town`` with ``n`` residents: its own first, then generated ones (and new wards if needed)."""
     if n <= len(town.residents):
         return town.model_copy(update={"residents": town.residents[:n]})
     rng = random.Random(seed)
     extra = n - len(town.residents)
     homes = sorted(b.name for a in town.areas for b in a.buildings if any(r.name == "bedroom" for r in b.rooms))
     jobs = sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace})
-    areas = list(town.areas)
-    paths = list(town.paths)
+    room = min(PER_HOME * len(homes), PER_JOB * len(jobs) if jobs else PER_HOME * len(homes)) - len(town.residents)
+    local = max(0, min(extra, room))
+    places = [(homes[i % len(homes)], jobs[i % len(jobs)] if jobs else ("", "")) for i in range(local)]
     anchor = homes[0] if homes else town.areas[0].buildings[0].name
-    new_homes = max(0, -(-(n - PER_HOME * len(homes)) // PER_HOME))
-    if new_homes:
-        houses = [_house(f"Maple Street house {i + 1}", -10 - 2 * (i % 16), 2 * (i // 16)) for i in range(new_homes)]
-        areas.append(Area(name="Maple Street", buildings=houses))
-        paths += _grid_paths([h.name for h in houses], 16) + [(houses[0].name, anchor)]
-        homes += [h.name for h in houses]
-    new_jobs = max(0, -(-(n - PER_JOB * len(jobs)) // PER_JOB))
-    if new_jobs:
-        shops = []
-        for i in range(new_jobs):
-            occupation, kind, use = TRADES[i % len(TRADES)]
-            shops.append((occupation, Building(name=f"Commerce Row {kind} {i + 1}", x=30 + 2 * (i % 16),
-                                               y=2 * (i // 16), rooms=[Room(name="shop floor", objects=[
-                                                   Thing(name="counter", uses=[use, occupation], active="busy")])])))
-        areas.append(Area(name="Commerce Row", buildings=[b for _, b in shops]))
-        paths += _grid_paths([b.name for _, b in shops], 16) + [(shops[0][1].name, anchor)]
-        jobs += [(occupation, b.name) for occupation, b in shops]
-    grown = town.model_copy(update={"areas": areas, "paths": paths})
-    residents = list(town.residents) + generate_residents(grown, extra, seed, homes=homes, jobs=jobs, rng=rng)
+    wards = [_ward(i) for i in range(-(-(extra - local) // WARD))]
+    for i in range(extra - local):
+        _, _, ward_homes, ward_jobs = wards[i // WARD]
+        places.append((ward_homes[i % len(ward_homes)], ward_jobs[i % len(ward_jobs)]))
+    paths = list(town.paths) + [p for w in wards for p in w[1]] + _ward_links([w[0] for w in wards], anchor)
+    grown = town.model_copy(update={"areas": list(town.areas) + [w[0] for w in wards], "paths": paths})
+    residents = list(town.residents) + generate_residents(grown, extra, seed, places=places, rng=rng)
     return Town.model_validate({**grown.model_dump(), "residents": [r.model_dump() for r in residents]})
 
 
+def _ward(index: int) -> tuple[Area, list[tuple[str, str]], list[str], list[tuple[str, str]]]:
+    """Ward ``index``: its area (houses in a 4 x 3 grid, a row of workplaces beside them), its paths,
+    its homes and its (occupation, workplace) pairs, at its cell of the wards' grid west of the town."""
+    name = f"Ward {index + 1}"
+    col, row = _ward_cell(index)
+    x0, y0 = -10 - WARD_SPACING * col, WARD_SPACING * row
+    houses = [_house(f"{name} house {i + 1}", x0 - SPACING * (i % 4), y0 + SPACING * (i // 4))
+              for i in range(WARD // PER_HOME)]
+    shops, jobs = [], []
+    for j in range(WARD // PER_JOB):
+        occupation, kind, use = TRADES[(index * (WARD // PER_JOB) + j) % len(TRADES)]
+        shops.append(Building(name=f"{name} {kind} {j + 1}", x=x0 - SPACING * j, y=y0 + SPACING * 3, rooms=[
+            Room(name="shop floor", objects=[Thing(name="counter", uses=[use, occupation], active="busy")])]))
+        jobs.append((occupation, shops[-1].name))
+    grid = [b.name for b in houses + shops]  # the workplaces are the grid's fourth row
+    return Area(name=name, buildings=houses + shops), _grid_paths(grid, 4), [h.name for h in houses], jobs
+
+
+def _ward_cell(index: int) -> tuple[int, int]:
+    """The (column, row) of ward ``index``, filling squares shell by shell: the first k * k wards
+    always make a k x k square, whatever the number of wards, so a ward keeps its place."""
+    shell = math.isqrt(index)
+    offset = index - shell * shell
+    return (shell, offset) if offset <= shell else (offset - shell - 1, shell)
+
+
+def _ward_links(areas: list[Area], anchor: str) -> list[tuple[str, str]]:
+    """Roads between neighbouring wards' first houses, and from the first ward to the town."""
+    corner = {_ward_cell(i): a.buildings[0].name for i, a in enumerate(areas)}
+    links = [(corner[(0, 0)], anchor)] if areas else []
+    for (col, row), here in corner.items():
+        links += [(corner[c], here) for c in ((col - 1, row), (col, row - 1)) if c in corner]
+    return links
+
+
 def _grid_paths(names: list[str], width: int) -> list[tuple[str, str]]:
+    """Roads between grid neighbours of ``names`` laid out ``width`` to a row."""
     out = []
     for i, name in enumerate(names):
         if i % width:
@@ -93,28 +126,31 @@ def _more_names(n: int, taken: set[str], rng: random.Random) -> list[str]:
     return out
 
 
-def generate_residents(town: Town, n: int, seed: int = 0, *, homes: list[str] | None = None,
-                       jobs: list[tuple[str, str]] | None = None, rng: random.Random | None = None) -> list[Resident]:
-    """``n`` residents with distinct names, living in ``homes`` and working at ``jobs``, deterministically.
+def generate_residents(town: Town, n: int, seed: int = 0, *,
+                       places: list[tuple[str, tuple[str, str]]] | None = None,
+                       rng: random.Random | None = None) -> list[Resident]:
+    """``n`` residents with distinct names, deterministically; resident i lives and works at
+    ``places[i]`` (home, (occupation, workplace)).
 
-    Homes default to the town's buildings with a bedroom, jobs to its residents'
-    (occupation, workplace) pairs; homes and jobs are dealt out evenly.
+    ``places`` defaults to the town's buildings with a bedroom and its residents'
+    (occupation, workplace) pairs, dealt out evenly.
     """
     rng = rng or random.Random(seed)
     taken = {r.name for r in town.residents}
-    homes = homes or sorted(b.name for a in town.areas for b in a.buildings
-                            if any(r.name == "bedroom" for r in b.rooms)) or [town.areas[0].buildings[0].name]
-    jobs = jobs or sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace}) \
-        or [("", "")]
+    if places is None:
+        homes = sorted(b.name for a in town.areas for b in a.buildings
+                       if any(r.name == "bedroom" for r in b.rooms)) or [town.areas[0].buildings[0].name]
+        jobs = sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace}) \
+            or [("", "")]
+        places = [(homes[i % len(homes)], jobs[i % len(jobs)]) for i in range(n)]
     names = [f"{first} {last}" for first in FIRST for last in LAST if f"{first} {last}" not in taken]
     rng.shuffle(names)
     if n > len(names):
         names += _more_names(n - len(names), taken | set(names), random.Random(f"more names {seed}"))
     out = []
-    for i, name in enumerate(names[:n]):
-        occupation, workplace = jobs[i % len(jobs)]
+    for name, (home, (occupation, workplace)) in zip(names[:n], places, strict=True):
         out.append(Resident(name=name, age=rng.randint(18, 80), traits=rng.sample(TRAITS, 3),
-                            occupation=occupation, workplace=workplace, home=homes[i % len(homes)],
+                            occupation=occupation, workplace=workplace, home=home,
                             wake=rng.choice(WAKE), sleep=rng.choice(SLEEP),
                             lifestyle=f"a {occupation or 'resident'} of {town.name}",
                             situation="going about an ordinary week"))

@@ -113,6 +113,7 @@ class Map:
             self.neighbours[a].append((b, d))
             self.neighbours[b].append((a, d))
         self._routes: dict[tuple[str, str], list[str]] = {}
+        self._resolved: dict[tuple[str, str], str] = {}
 
     def _default_paths(self) -> list[tuple[str, str]]:
         """Without explicit paths, every building is reachable from every other directly."""
@@ -169,13 +170,28 @@ class Map:
         return self._routes[key]
 
     def resolve(self, place: str, fallback: str) -> str:
-        """A plan's location name as a building of this town (case-insensitive, by words), else ``fallback``."""
+        """A plan's location name as a building of this town (case-insensitive, by words), else ``fallback``.
+
+        Remembered: every awake agent resolves its action's place every step, and a name that is not
+        a building's exactly is matched against every building (thousands in a large town).
+        """
         if place in self.buildings:
             return place
+        key = (place, fallback)
+        if key not in self._resolved:
+            self._resolved[key] = self._match(place, fallback)
+        return self._resolved[key]
+
+    def _match(self, place: str, fallback: str) -> str:
+        """The building named in ``place`` (the longest name it holds: "house 12 kitchen" is house 12,
+        not house 1), else the one whose name holds ``place``, else the most words in common."""
         wanted = place.lower()
-        for name in self.buildings:
-            if name.lower() == wanted or name.lower() in wanted or wanted in name.lower():
-                return name
+        inside = [name for name in self.buildings if name.lower() in wanted]
+        if inside:
+            return max(inside, key=lambda name: (len(name), name))
+        holding = sorted(name for name in self.buildings if wanted in name.lower())
+        if holding:
+            return min(holding, key=len)
         words = set(content_words(wanted))
         scored = [(len(words & set(content_words(n))), n) for n in sorted(self.buildings)]
         hits, name = max(scored) if scored else (0, fallback)

@@ -1,6 +1,6 @@
-"""The simulation: a simpy clock, one process per agent, every model question batched per step.
+"""The simulation: a simpy clock, every agent's step driven by it, every model question batched per step.
 
-Each step (10 simulated seconds by default) every agent process wakes and goes
+Each step (10 simulated seconds by default) every agent wakes and goes
 through its sub-steps (:meth:`Simulation._step`): reflect if its trigger fired,
 at wake-up revise what it is currently about (after a day lived) and make its day
 plan, take the action its plan gives for now (decomposing the hour block it
@@ -13,9 +13,9 @@ agent.
 
 Every stage that needs the model (importance, plans, decompositions, reactions,
 reflections, conversation turns and summaries) is a generator of requests
-(:mod:`memstream.models.request`): the agent process yields what its stage asks,
-and a world process that runs after every agent at the same simulated time
-answers all agents' questions of that round in one batch (a back-end runs it
+(:mod:`memstream.models.request`): an agent's step yields what its stage asks,
+and the world process, which drives every agent's step, answers all agents'
+questions of that round in one batch (a back-end runs it
 concurrently), with one retry batch and a per-request fallback to the offline
 rules, then writes the round's new memories in one transaction (one embedding
 batch) and resumes the agents in a fixed order. Sub-steps that do not depend on
@@ -54,7 +54,6 @@ ATTENTION = 3
 REACT_IMPORTANCE = 7
 REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms of agents reacting to reactions)
 SEEN_CHARS = 120             # what an agent notes of another's activity
-AFTER_AGENTS = 2             # simpy priority: later than every agent event at the same time
 IDENTITY = "identity"  # the kind of the memories an agent starts with
 #: The importance of an agent's own action when no model rated it (asleep, no plan): the paper's anchor for
 #: the mundane. A planned action shares the rating the model gave its block's decomposition.
@@ -91,11 +90,16 @@ class Simulation:
         self._things_at: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # building -> its objects
         for building, key, thing in sorted(self._things, key=lambda x: x[1]):
             self._things_at[building].append((key, key.split("/")[1], thing.name))
+        self._things_in: dict[str, list[tuple[str, Any]]] = defaultdict(list)  # building -> (key, thing), in order
+        for building, key, thing in self._things:
+            self._things_in[building].append((key, thing))
+        self._town_order = {name: i for i, name in enumerate(self.map.buildings)}
+        self._stirred: set[str] = set(self._things_in)  # buildings whose objects may change state this step
         self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
         self.nearby = self.map.within(town.vision_radius)
         self.agent_steps = 0
         self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
-        self._turns: dict[str, simpy.Event] = {}   # agent -> the event it waits on
+        self._steps: dict[str, Stage[None]] = {}   # agent -> its step under way
         self._writes: list[Any] = []
         self._fallback = OfflineChatModel()
         self._started = False
@@ -121,6 +125,7 @@ class Simulation:
         self.objects, self.versions = dict(state["objects"]), defaultdict(int, state["versions"])
         self.agent_steps = state["agent_steps"]
         self._index_locations()
+        self._stirred = set(self._things_in)
 
     def _index_locations(self) -> None:
         self._at.clear()
@@ -152,63 +157,42 @@ class Simulation:
         if self._started:
             raise RuntimeError("this simulation has already run; resume its run directory instead")
         self._started = True
-        for name in self.order:
-            self.env.process(self._agent_process(self.agents[name]))
         self.env.process(self._world_process())
         self.env.run(until=to_epoch(until) + self.step_s / 2)
 
-    def _after_agents(self, delay: float) -> simpy.Event:
-        """An event at ``now + delay`` that fires after every agent's event at that time."""
-        event = self.env.event()
-        event._ok, event._value = True, None
-        self.env.schedule(event, priority=AFTER_AGENTS, delay=delay)
-        return event
-
-    def _turn(self, name: str) -> simpy.Event:
-        """What an agent waits on: the world fires every waiting agent's turn in name order."""
-        self._turns[name] = event = self.env.event()
-        return event
-
-    def _agent_process(self, agent: Agent) -> Generator[simpy.Event, Any, None]:
-        """Each step, drive the agent's sub-steps; whatever they ask waits for the world's round."""
-        while True:
-            yield self._turn(agent.name)
-            step = self._step(agent, from_epoch(self.env.now).astimezone(self.tz))
-            answer = None
-            while True:
-                try:
-                    asked = step.send(answer)
-                except StopIteration:
-                    break
-                self._pending.append((agent.name, asked))
-                answer = yield self._turn(agent.name)
-
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
-        """Each step: start every agent in name order, then answer their questions round by round
-        (resuming the askers in name order), write, tick.
+        """Each step: start every agent's sub-steps in name order, then answer their questions round
+        by round (resuming the askers in name order), write, tick.
 
-        Agents are resumed by the world, never by their own timers, so the order within a step is
-        name order whatever happened before: a run resumed from a checkpoint takes the same steps.
+        The world drives the agents' steps itself, rather than each agent being a simpy process
+        woken by an event: the clock's queue then holds one event a step, not one per agent (at
+        10,000 agents its heap was a tenth of the run). Agents are resumed in name order whatever
+        happened before, so a run resumed from a checkpoint takes the same steps.
         """
         while True:
             yield self.env.timeout(self.step_s)
             self.last_tick = self.env.now
-            self._resume(dict.fromkeys(self.order))
-            yield self._after_agents(0)
+            now = self.now()
+            self._steps = {name: self._step(self.agents[name], now) for name in self.order}
+            self._advance(dict.fromkeys(self.order))
             while self._pending:
                 answers = self._answer_round()
                 self.flush()
-                self._resume(answers)
-                yield self._after_agents(0)
+                self._advance(answers)
             self.flush()
             self._update_objects()
             self.agent_steps += len(self.agents)
             if self.on_tick and self.on_tick(self):
                 raise simpy.core.StopSimulation(None)
 
-    def _resume(self, answers: dict[str, Any]) -> None:
+    def _advance(self, answers: dict[str, Any]) -> None:
+        """Give each agent its answer (None to start its step) and run it, in name order, until it
+        asks the model again (its question joins the round) or its step is done."""
         for name in sorted(answers):
-            self._turns.pop(name).succeed(answers[name])
+            try:
+                self._pending.append((name, self._steps[name].send(answers[name])))
+            except StopIteration:
+                del self._steps[name]
 
     def _answer_round(self) -> dict[str, Any]:
         """Every question pending in this round, all agents and purposes in one batch, in agent order."""
@@ -286,6 +270,7 @@ class Simulation:
     def _act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         """Take the action the plan gives for now (decomposing a block on entry), one step along the way."""
         r = a.identity
+        was = (a.location, not a.route, a.activity)  # what the objects where it stands depend on
         conversation = self.talk.of(a.name)
         importance = IDLE_IMPORTANCE
         if conversation:
@@ -313,6 +298,8 @@ class Simulation:
         if block_activity != a.block_activity or moved:
             self.versions[a.location] += 1
         a.activity, a.block_activity = activity, block_activity
+        if (a.location, not a.route, a.activity) != was:
+            self._stirred.update((was[0], a.location))
 
     def _perceive_and_react(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
         """Write what is new nearby, rated by the model; a poignant observation may change the plan."""
@@ -392,17 +379,19 @@ class Simulation:
         return sorted(n for n in self._at[place] if not self.agents[n].route)
 
     def _update_objects(self) -> None:
-        """Objects are in use while an occupant's activity names one of their uses."""
-        busy: dict[str, list[str]] = defaultdict(list)
-        for name in self.order:
-            a = self.agents[name]
-            if not a.route:
-                busy[a.location].append(a.activity.lower())
-        for building, key, thing in self._things:
-            acts = busy.get(building, ())
-            used = any(u in act for act in acts for u in thing.uses)
-            state = thing.active if used else thing.idle
-            if self.objects.get(key, thing.idle) != state:
-                self.versions[building] += 1
-                self.events.log(self.now(), "", f"the {thing.name} is {state}", building)
-            self.objects[key] = state
+        """Objects are in use while an occupant's activity names one of their uses.
+
+        Only the buildings stirred this step (someone arrived, left, or changed activity) are looked
+        at, in the town's order: looking at every object every step was quadratic in effect, as a
+        larger town has more of both agents and objects.
+        """
+        stirred, self._stirred = self._stirred, set()
+        for building in sorted(stirred & self._things_in.keys(), key=self._town_order.__getitem__):
+            acts = [self.agents[n].activity.lower() for n in self._at[building] if not self.agents[n].route]
+            for key, thing in self._things_in[building]:
+                used = any(u in act for act in acts for u in thing.uses)
+                state = thing.active if used else thing.idle
+                if self.objects.get(key, thing.idle) != state:
+                    self.versions[building] += 1
+                    self.events.log(self.now(), "", f"the {thing.name} is {state}", building)
+                self.objects[key] = state

@@ -18,10 +18,16 @@ from memstream.sim.world import Area, Building, Resident, Room, Thing, Town
 
 FIRST = """Ada Ben Cleo Dev Elena Farid Gina Hugo Iris Jonas Kira Leo Mina Nico Olga Pavel Quinn Rosa Sami Tara Umar
 Vera Wen Xavi Yara Zane Aiko Bruno Chiara Dario Esme Felix Greta Hana Ivo Jade Kofi Lina Marco Noor Omar Pia Raul Sofia
-Teo Uma Viktor Wanda Yusuf Zoe Amara Bodhi Celia Diego Elif Femi Gus Holly Ines Jamal""".split()
+Teo Uma Viktor Wanda Yusuf Zoe Amara Bodhi Celia Diego Elif Femi Gus Holly Ines Jamal Kai Luca Maya Nadia Oscar
+Priya Rafael Selin Tomas Ulla Valeria Wiktor Ximena Yuki Zara Anya Bilal Carmen Duc Emre Fatima Goran Helga Ilya Jun
+Kemal Leila Malik Nina Otto Paula Rohan Sana Tobias Ursula Vikram Willa Yosef Zainab Alma Boris Chen Dalia Eero Flora
+Gideon Hiro Idris Johanna Kiran Lorenzo Mirela Nils Odette Petra Reza Signe""".split()
 LAST = """Abe Baker Costa Dahl Evans Fox Garcia Horvat Ito Jensen Kim Larsen Meyer Novak Okafor Petrov Quispe Reyes
 Sato Tanaka Ueda Varga Weber Xu Young Zhou Alvarez Berg Chowdhury Diaz Eriksen Fischer Gupta Haas Ibrahim Jovanovic
-Kowalski Lund Moreau Nakamura Olsen Park Rossi Silva Torres Urban Vogel Wolff Yilmaz Zeller""".split()
+Kowalski Lund Moreau Nakamura Olsen Park Rossi Silva Torres Urban Vogel Wolff Yilmaz Zeller Acosta Brandt Castro
+Dubois Engel Ferreira Grant Hughes Ivanova Jaeger Keller Lopez Mendes Nguyen Ortiz Patel Quarshie Richter Santos Tran
+Ulrich Vasquez Walsh Yamada Zimmer Adler Bauer Carter Dominguez Ellis Fuchs Gallo Hale Iqbal Jonsson Kaur Lindqvist
+Mora Nolan Ozturk Pereira Romero Schmidt Thorne Ueno Vidal Wong Yates Zapata Arslan Bishop Cruz""".split()
 TRAITS = ["kind", "curious", "shy", "outgoing", "patient", "ambitious", "funny", "calm", "stubborn", "creative",
           "practical", "warm", "analytical", "energetic", "thoughtful", "organised"]
 WAKE = ["06:00", "06:30", "07:00", "07:30", "08:00"]
@@ -114,8 +120,8 @@ def _grid_paths(names: list[str], width: int) -> list[tuple[str, str]]:
 
 
 def _more_names(n: int, taken: set[str], rng: random.Random) -> list[str]:
-    """``n`` more distinct names once the plain ones are used up: double-barrelled surnames (147,000 of
-    them), then numbered ones, so no count of residents runs out of names."""
+    """``n`` more distinct names once the plain ones (about 12,000) are used up: double-barrelled surnames
+    (over a million), then numbered ones, so no count of residents runs out of names."""
     doubled = [f"{first} {a}-{b}" for first in FIRST for a in LAST for b in LAST if a != b]
     rng.shuffle(doubled)
     out = [name for name in doubled[:n] if name not in taken]

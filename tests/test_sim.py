@@ -241,3 +241,13 @@ def test_the_offline_rules_answer_every_stage_without_a_lost_answer(tmp_path: Pa
     fill the day), for the bundled residents and generated ones alike."""
     metrics = start_run(config(agents=80, hours=3), tmp_path / "run", progress=False).metrics
     assert metrics["model_failures"] == 0 and metrics["retried"] == 0, metrics["lost_by_purpose"]
+
+
+@pytest.mark.parametrize("agents", ["0", "-4", "1e9", "1000000000"])
+def test_an_impossible_number_of_agents_is_one_line_and_writes_nothing(agents: str, tmp_path: Path, capsys) -> None:
+    """No agents, not a number, or more than any machine's memory holds (refused before the town
+    is built): one line naming the fix, exit 2, no run folder."""
+    out = tmp_path / "run"
+    assert main(["run", "--agents", agents, "--hours", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--agents" in err and not out.exists()

@@ -24,9 +24,8 @@ import faiss
 import numpy as np
 
 from memstream.stream.memory import Memory, Recall, Weights
-from memstream.stream.scoring import minmax, recency, take_rows, top_k, top_k_rows
+from memstream.stream.scoring import minmax, recency, recency_one, take_rows, top_k, top_k_rows
 from memstream.stream.timescope import TimeScope
-from memstream.timeutil import SECONDS_PER_HOUR
 
 IndexKind = Literal["flat", "hnsw"]
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw")
@@ -222,7 +221,7 @@ class OwnerIndex:
         w, now_s = parts.weights, parts.now_s
         w_rec, w_imp, w_rel, w_time = w.recency, w.importance, w.relevance, w.time
         rec_lo, rec_span = parts.rec.lo, parts.rec.hi - parts.rec.lo
-        log_decay = math.log(w.decay)  # recency() for one value
+        log_decay = math.log(w.decay)
         clip = self.kind != "flat"  # approximate mode estimates relevance's range
         new = tuple.__new__  # the fastest way to make a named tuple from its fields
         ids, last = self.ids.values[pos].tolist(), self.last_access_s.values[pos].tolist()
@@ -242,8 +241,9 @@ class OwnerIndex:
                 if clip:
                     rel_n = min(1.0, max(0.0, rel_n))
                 total = w_rec * rec_n + w_imp * imp + w_rel * rel_n + w_time * tm
-                raw_rec = math.exp(log_decay * (max(now_s - at, 0.0) / SECONDS_PER_HOUR))
-                recalls.append(new(Recall, (memory[mid], rank, total, rec_n, imp, rel_n, raw_rec, raw_imp, raw, w, tm)))
+                raw_rec = recency_one(at, now_s, log_decay)
+                recalls.append(new(Recall, (memory[mid], rank, total, rec_n, imp, rel_n, raw_rec, raw_imp, raw, w,
+                                            tm)))
             out.append(recalls)
         return out
 
@@ -330,16 +330,6 @@ class _Affine(NamedTuple):
     @property
     def scale(self) -> float:
         return 1.0 / (self.hi - self.lo) if self.hi > self.lo else 0.0
-
-    def apply(self, values: np.ndarray, *, clip: bool = True) -> np.ndarray:
-        """Normalise; values outside [lo, hi] (approximate mode's estimate) are clipped
-        (``clip=False``: the range is the values' own, so none can be)."""
-        if self.hi <= self.lo:
-            return np.full(values.shape, 0.5)
-        out = (values - self.lo) / (self.hi - self.lo)
-        if clip and (values.min() < self.lo or values.max() > self.hi):
-            np.clip(out, 0.0, 1.0, out=out)
-        return out
 
 
 class _Parts(NamedTuple):

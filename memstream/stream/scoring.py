@@ -38,6 +38,11 @@ def recency(last_access_s: np.ndarray, now_s: float, decay: float) -> np.ndarray
     return np.exp(math.log(decay) * hours)
 
 
+def recency_one(last_access_s: float, now_s: float, log_decay: float) -> float:
+    """:func:`recency` of one access, in plain floats (``log_decay``: ``math.log(decay)``)."""
+    return math.exp(log_decay * (max(now_s - last_access_s, 0.0) / SECONDS_PER_HOUR))
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the k best scores, best first; ties go to the later position (newer id).
 

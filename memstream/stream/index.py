@@ -181,8 +181,8 @@ class OwnerIndex:
         """
         static, ref_rec, rec = self._recency_importance(now_s, weights)
         parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s, weights)
-        in_span = [None if scope is None or not weights.time else scope.contains(self.created_s.values)
-                   for scope in (scopes or [None] * len(queries))]
+        in_span = ([None] * len(queries) if not scopes or not weights.time
+                   else [None if scope is None else scope.contains(self.created_s.values) for scope in scopes])
         if self.kind == "flat":
             return self._score_exact(queries, parts, k, in_span, read)
         return self._score_approximate(queries, parts, k, in_span, read)
@@ -234,8 +234,8 @@ class OwnerIndex:
             rel_lo, rel_span = rel.lo, rel.hi - rel.lo
             times = [0.0] * len(row_ids) if span is None else span[pos[row]].tolist()
             recalls = []
-            for rank, (mid, at, raw, r, imp, raw_imp, tm) in enumerate(zip(
-                    row_ids, row_last, rel_raw, rec_raw, imp_n, imp_raw, times, strict=True), 1):
+            for rank, (mid, at, raw, r, imp, raw_imp, tm) in enumerate(zip(  # all k long, by construction
+                    row_ids, row_last, rel_raw, rec_raw, imp_n, imp_raw, times, strict=False), 1):
                 rec_n = (r - rec_lo) / rec_span if rec_span > 0 else 0.5
                 rel_n = (raw - rel_lo) / rel_span if rel_span > 0 else 0.5
                 if clip:
@@ -253,10 +253,12 @@ class OwnerIndex:
         x = self.vectors()
         raw_rel = (x @ queries[0])[None] if len(queries) == 1 else queries @ x.T
         raw_rel = self._best_key(raw_rel)
-        ranges = [_Affine.of_range(lo, hi, RELEVANCE_TOLERANCE)
-                  for lo, hi in zip(raw_rel.min(axis=1).tolist(), raw_rel.max(axis=1).tolist(), strict=True)]
-        scale = np.array([[parts.weights.relevance * r.scale] for r in ranges], dtype=np.float32)
-        total = raw_rel * scale + parts.static
+        ranges = [_Affine.of(row, RELEVANCE_TOLERANCE) for row in raw_rel]
+        if len(ranges) == 1:  # one query: a scalar scale, fewer numpy calls
+            total = raw_rel * np.float32(parts.weights.relevance * ranges[0].scale) + parts.static
+        else:
+            scale = np.array([[parts.weights.relevance * r.scale] for r in ranges], dtype=np.float32)
+            total = raw_rel * scale + parts.static
         for row, span in enumerate(in_span):
             if span is not None:
                 total[row] += parts.weights.time * span

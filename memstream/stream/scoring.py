@@ -59,7 +59,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         if np.count_nonzero(scores >= kth) > k:  # ties at the cut: keep every tied position
             candidates = np.flatnonzero(scores >= kth)
         else:
-            return candidates[np.lexsort((-candidates, -values))]
+            return candidates[np.lexsort((candidates, values))[::-1]]
     return _ordered(scores, candidates)[:k]
 
 
@@ -78,7 +78,7 @@ def top_k_rows(scores: np.ndarray, k: int) -> np.ndarray:
             tied = np.count_nonzero(at_or_above, axis=1) > k
             return np.array([top_k(row, k) if row_tied else _ordered(row, cand)[:k]
                              for row, cand, row_tied in zip(scores, candidates, tied, strict=True)])
-    order = np.lexsort((-candidates, -take_rows(scores, candidates)), axis=1)
+    order = np.lexsort((candidates, take_rows(scores, candidates)), axis=1)[:, ::-1]
     return take_rows(candidates, order[:, :k])
 
 
@@ -86,10 +86,10 @@ def take_rows(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
     """``values[i, positions[i]]`` for every row i (``np.take_along_axis``, at a tenth of its cost
     for one row)."""
     if len(values) == 1:
-        return values[:, positions[0]]
+        return values[0].take(positions)
     return values[np.arange(len(values))[:, None], positions]
 
 
 def _ordered(scores: np.ndarray, candidates: np.ndarray) -> np.ndarray:
-    """``candidates`` best score first, ties to the later position."""
-    return candidates[np.lexsort((-candidates, -scores[candidates]))]
+    """``candidates`` best score first, ties to the later position (an ascending sort, reversed)."""
+    return candidates[np.lexsort((candidates, scores[candidates]))[::-1]]

@@ -83,7 +83,7 @@ class Store:
         """
         self.path = str(path)
         self.readonly = readonly
-        in_memory = self.path == ":memory:"
+        in_memory = self.in_memory = self.path == ":memory:"
         if not in_memory:
             self._check_path(Path(self.path), create and not readonly)
         try:
@@ -164,7 +164,10 @@ class Store:
         self.db.execute("COMMIT")
 
     def data_version(self) -> int:
-        """Changes when another connection (another process) commits to the file."""
+        """Changes when another connection (another process) commits to the file. No other connection
+        can reach a private in-memory database, so asking (a third of a small retrieval) is skipped."""
+        if self.in_memory:
+            return 0
         return self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def insert(self, rows: Sequence[Row], vectors: Sequence[np.ndarray]) -> None:

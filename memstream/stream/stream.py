@@ -366,20 +366,21 @@ class MemoryStream:
         metadata is read-only); one accessed since is remade with its new access time.
         """
         cache = self._memory_cache
-        missing = [i for i in last_access if i not in cache]
-        if missing:
-            for mid, row in self.store.rows(missing).items():
-                cache[mid] = (row[5], _parse(row))
-        found = {}
+        found: dict[int, Memory] = {}
         for mid, at in last_access.items():
-            seen_at, memory = cache[mid]
-            if at != seen_at:
-                memory = _accessed(memory, at)
-                cache[mid] = (at, memory)
-            found[mid] = memory
+            kept = cache.get(mid)
+            if kept is not None:
+                found[mid] = kept[1] if kept[0] == at else self._keep(_accessed(kept[1], at), at)
+        if len(found) < len(last_access):
+            for mid, row in self.store.rows([i for i in last_access if i not in found]).items():
+                found[mid] = self._keep(_accessed(_parse(row), last_access[mid]), last_access[mid])
         while len(cache) > MEMORY_CACHE_SIZE:  # after reading: the oldest kept may be among these
             del cache[next(iter(cache))]
         return found
+
+    def _keep(self, memory: Memory, at: float) -> Memory:
+        self._memory_cache[memory.id] = (at, memory)
+        return memory
 
     def get(self, owner: str, memory_id: int) -> Memory:
         index = self._owner(owner)

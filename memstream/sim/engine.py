@@ -244,8 +244,8 @@ class Simulation:
         """Whether the agent's step would change nothing, so it is skipped: asleep in its bed at home
         (it acts, perceives and talks not at all), with no whisper, reflection check or conversation
         pending. A third of the agents are, at any hour of a day."""
-        r = a.resident
-        return (not r.wake <= clock < r.sleep and a.activity == SLEEPING == a.block_activity and not a.route
+        r = a.resident  # the cheapest test first: most agents most of the day are not asleep
+        return (a.activity == SLEEPING == a.block_activity and not r.wake <= clock < r.sleep and not a.route
                 and a.location == (r.home or a.location) and not a.perceived_since_check
                 and a.name not in self.whispers and self.talk.of(a.name) is None)
 

@@ -59,7 +59,7 @@ def populate(town: Town, n: int, seed: int = 0) -> Town:
     extra = n - len(town.residents)
     homes = sorted(b.name for a in town.areas for b in a.buildings if any(r.name == "bedroom" for r in b.rooms))
     jobs = sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace})
-    room = min(PER_HOME * len(homes), PER_JOB * len(jobs) if jobs else PER_HOME * len(homes)) - len(town.residents)
+    room = min(PER_HOME * len(homes), PER_JOB * len(jobs) if jobs else math.inf) - len(town.residents)
     local = max(0, min(extra, room))
     places = [(homes[i % len(homes)], jobs[i % len(jobs)] if jobs else ("", "")) for i in range(local)]
     anchor = homes[0] if homes else town.areas[0].buildings[0].name
@@ -132,23 +132,12 @@ def _more_names(n: int, taken: set[str], rng: random.Random) -> list[str]:
     return out
 
 
-def generate_residents(town: Town, n: int, seed: int = 0, *,
-                       places: list[tuple[str, tuple[str, str]]] | None = None,
+def generate_residents(town: Town, n: int, seed: int = 0, *, places: list[tuple[str, tuple[str, str]]],
                        rng: random.Random | None = None) -> list[Resident]:
     """``n`` residents with distinct names, deterministically; resident i lives and works at
-    ``places[i]`` (home, (occupation, workplace)).
-
-    ``places`` defaults to the town's buildings with a bedroom and its residents'
-    (occupation, workplace) pairs, dealt out evenly.
-    """
+    ``places[i]`` (home, (occupation, workplace))."""
     rng = rng or random.Random(seed)
     taken = {r.name for r in town.residents}
-    if places is None:
-        homes = sorted(b.name for a in town.areas for b in a.buildings
-                       if any(r.name == "bedroom" for r in b.rooms)) or [town.areas[0].buildings[0].name]
-        jobs = sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace}) \
-            or [("", "")]
-        places = [(homes[i % len(homes)], jobs[i % len(jobs)]) for i in range(n)]
     names = [f"{first} {last}" for first in FIRST for last in LAST if f"{first} {last}" not in taken]
     rng.shuffle(names)
     if n > len(names):

@@ -322,11 +322,8 @@ class _Affine(NamedTuple):
 
     @classmethod
     def of(cls, values: np.ndarray, tolerance: float = 0.0) -> _Affine:
-        return cls.of_range(float(values.min()), float(values.max()), tolerance)
-
-    @classmethod
-    def of_range(cls, lo: float, hi: float, tolerance: float = 0.0) -> _Affine:
-        """The normaliser of values from ``lo`` to ``hi``; a spread within ``tolerance`` is constant."""
+        """The normaliser of ``values``; a spread within ``tolerance`` counts as constant."""
+        lo, hi = float(values.min()), float(values.max())
         return cls(lo, hi if hi - lo > tolerance else lo)
 
     @property

@@ -370,17 +370,19 @@ class MemoryStream:
         for mid, at in last_access.items():
             kept = cache.get(mid)
             if kept is not None:
-                found[mid] = kept[1] if kept[0] == at else self._keep(_accessed(kept[1], at), at)
+                found[mid] = kept[1] if kept[0] == at else self._keep(kept[1], at)
         if len(found) < len(last_access):
             for mid, row in self.store.rows([i for i in last_access if i not in found]).items():
-                found[mid] = self._keep(_accessed(_parse(row), last_access[mid]), last_access[mid])
+                found[mid] = self._keep(_parse(row), last_access[mid])
         while len(cache) > MEMORY_CACHE_SIZE:  # after reading: the oldest kept may be among these
             del cache[next(iter(cache))]
         return found
 
     def _keep(self, memory: Memory, at: float) -> Memory:
-        self._memory_cache[memory.id] = (at, memory)
-        return memory
+        """``memory`` as last accessed at ``at``, kept for the next read."""
+        accessed = _accessed(memory, at)
+        self._memory_cache[memory.id] = (at, accessed)
+        return accessed
 
     def get(self, owner: str, memory_id: int) -> Memory:
         index = self._owner(owner)

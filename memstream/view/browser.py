@@ -198,11 +198,14 @@ def _virtual_key(key: str) -> int:
 
 
 #: Script measuring the page while it plays: frames drawn and the time each took, by the page's own clock.
+#: Play starts early enough that the run's end does not stop it within the measure (a stopped page draws nothing).
 _PLAY = """new Promise(done => {
-  const v = window.memstreamView, f0 = v.frames().frames, t0 = performance.now();
+  const v = window.memstreamView, ms = %d, speed = +document.getElementById("speed").value, end = v.end;
+  v.draw(Math.max(0, Math.min(v.state().now, end - speed * ms / 1000 * 1.2)));
+  const f0 = v.frames().frames, t0 = performance.now();
   v.play(true);
-  setTimeout(() => { const f = v.frames(), n = f.frames - f0, seconds = (performance.now() - t0) / 1000; v.play(false);
-    done({frames: n, seconds, work: f.work.slice(-n)}); }, %d);
+  setTimeout(() => { const f = v.frames(), n = f.frames - f0, seconds = (performance.now() - t0) / 1000, still = v.state().playing;
+    v.play(false); done({frames: n, seconds, work: f.work.slice(-n), still}); }, ms);
 })"""
 
 
@@ -214,6 +217,8 @@ def frame_rate(browser: Browser, seconds: float = 5.0) -> dict[str, float]:
     it is capped by the display's rate (60 in headless Chromium).
     """
     got = browser.eval(_PLAY % round(seconds * 1000), wait=True)
+    if not got["still"]:
+        raise MemstreamError("the page stopped playing during the measure (the run is too short for it at this speed)")
     work = sorted(got["work"]) or [0.0]
     return {"fps": got["frames"] / got["seconds"], "frames": got["frames"],
             "work_p50_ms": work[len(work) // 2], "work_p95_ms": work[min(len(work) - 1, int(len(work) * 0.95))]}

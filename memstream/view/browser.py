@@ -60,6 +60,7 @@ class Browser:
         os.close(from_child)
         self._buffer = b""
         self._next = 0
+        self.wall = 0.0
         self.events: list[dict[str, Any]] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -121,14 +122,17 @@ class Browser:
 
     def open(self, url: str, ready: str = "document.body && document.body.dataset.ready === '1'") -> float:
         """Load ``url`` and wait until ``ready`` holds; the seconds that took, by the page's own clock
-        (``performance.now()`` counts from the navigation's start)."""
+        (``performance.now()`` counts from the navigation's start). ``self.wall`` has the same by this
+        process's clock, from sending the navigation to seeing the page ready (polled every 50 ms)."""
         self.send("Page.navigate", {"url": "about:blank"})  # else a new fragment alone would not reload the page
         self.events.clear()
+        started = time.perf_counter()
         self.send("Page.navigate", {"url": url})
         deadline = time.monotonic() + self.timeout
         while time.monotonic() < deadline:
             try:
                 if self.eval(f"!!({ready})"):
+                    self.wall = time.perf_counter() - started
                     return float(self.eval("performance.now()")) / 1000
             except MemstreamError:
                 pass  # the old document is being replaced
@@ -204,7 +208,8 @@ _PLAY = """new Promise(done => {
   v.draw(Math.max(0, Math.min(v.state().now, end - speed * ms / 1000 * 1.2)));
   const f0 = v.frames().frames, t0 = performance.now();
   v.play(true);
-  setTimeout(() => { const f = v.frames(), n = f.frames - f0, seconds = (performance.now() - t0) / 1000, still = v.state().playing;
+  setTimeout(() => {
+    const f = v.frames(), n = f.frames - f0, seconds = (performance.now() - t0) / 1000, still = v.state().playing;
     v.play(false); done({frames: n, seconds, work: f.work.slice(-n), still}); }, ms);
 })"""
 

@@ -129,6 +129,37 @@ def test_clicking_an_agent_shows_its_memories_and_day_plan(page: tuple[Path, Pat
 
 
 @needs_browser
+def test_hovering_shows_an_agents_name_and_an_objects_state(page: tuple[Path, Path], browser: Browser) -> None:
+    run, html = page
+    t = START + timedelta(hours=1, minutes=30)
+    show(browser, html, f"t={t:%Y-%m-%d %H:%M}&place=Hobbs Cafe")
+    tip = "document.getElementById('tip').textContent"
+    things = browser.eval("memstreamView.things()")
+    machine = next(o for o in things if o["name"] == "coffee machine" and o["building"] == "Hobbs Cafe")
+    browser.mouse("mouseMoved", machine["x"], machine["y"])
+    states = [e["action"] for e in read_events(run / "events.jsonl")
+              if not e["agent"] and e["location"] == "Hobbs Cafe" and e["action"].startswith("the coffee machine is ")
+              and datetime.fromisoformat(e["time"]) <= t]
+    assert states and browser.eval(tip) == f"coffee machine in the cafe counter: {states[-1].rsplit(' is ', 1)[1]}"
+    here = next(a for a in browser.eval("memstreamView.agents()") if a["place"] == "Hobbs Cafe" and a["x"] is not None)
+    browser.mouse("mouseMoved", here["x"], here["y"])
+    assert browser.eval(tip).startswith(f"{here['name']}: ") and browser.eval(tip).endswith("(Hobbs Cafe)")
+
+
+@needs_browser
+def test_an_agent_is_found_and_followed_from_the_keyboard(page: tuple[Path, Path], browser: Browser) -> None:
+    _, html = page
+    show(browser, html, "t=2023-02-13 08:30")
+    names = [a["name"] for a in browser.eval("memstreamView.agents()")]
+    browser.eval("document.getElementById('find').focus()")
+    browser.send("Input.insertText", {"text": "Klaus Mueller"})
+    browser.key("Enter")
+    browser.eval("document.getElementById('find').blur()")
+    s = state(browser)
+    assert s["selected"] == names.index("Klaus Mueller") and s["following"]
+
+
+@needs_browser
 def test_no_two_visible_labels_overlap_at_the_default_zoom(page: tuple[Path, Path], browser: Browser) -> None:
     _, html = page
     for fragment in ("", "t=2023-02-13 08:30&agent=Isabella Rodriguez"):

@@ -17,6 +17,7 @@ import os
 import select
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,8 +48,10 @@ class Browser:
         to_child, from_child = fcntl.fcntl(read_end, fcntl.F_DUPFD, 10), fcntl.fcntl(write_end, fcntl.F_DUPFD, 10)
         os.close(read_end)
         os.close(write_end)
+        # a profile of its own: another Chromium on the same profile would take the page and close the pipe
+        self.profile = tempfile.mkdtemp(prefix="memstream-chromium-")
         flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--mute-audio",
-                 "--no-first-run", "--disable-extensions", "--remote-debugging-pipe",
+                 "--no-first-run", "--disable-extensions", "--remote-debugging-pipe", f"--user-data-dir={self.profile}",
                  f"--window-size={size[0]},{size[1]}"]
         # the protocol's fds are 3 and 4 in the child: moved there by the shell that becomes Chromium (bash: dash
         # cannot name an fd above 9)
@@ -87,6 +90,8 @@ class Browser:
                 self.process.wait(10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                self.process.wait(10)
+        shutil.rmtree(self.profile, ignore_errors=True)
 
     def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
         """Send one command and wait for its answer (events that arrive meanwhile are kept)."""

@@ -191,6 +191,13 @@ def test_zoom_and_pan_change_the_view_and_fit_returns_it(page: tuple[Path, Path]
     assert zoomed["scale"] > fitted["scale"] * 1.5 and zoomed["mini"]
     kept = (x - stage["x"] - zoomed["W"] / 2) / zoomed["scale"] + zoomed["cx"]
     assert abs(kept - under[0]) < 0.5 / zoomed["scale"]  # the point under the pointer stays under it (to half a pixel)
+    settle(browser)
+    mini = browser.eval("(() => { const r = document.getElementById('mini').getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })()")
+    assert mini[2] > 0  # the minimap is shown: a click on its middle centres the view on the town's middle
+    browser.click(mini[0] + mini[2] / 2, mini[1] + mini[3] / 2)
+    centred = state(browser)
+    assert centred["scale"] == zoomed["scale"] and abs(centred["cx"] - fitted["cx"]) < 0.6 and abs(centred["cy"] - fitted["cy"]) < 0.6
+    zoomed = centred
     browser.drag(x, y, 120, -60)
     dragged = state(browser)
     assert dragged["cx"] == pytest.approx(zoomed["cx"] - 120 / zoomed["scale"], abs=1e-6)

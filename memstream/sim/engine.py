@@ -95,8 +95,7 @@ class Simulation:
             raise ValueError(f"unknown ablation {sorted(unknown)[0]!r}; choose from {', '.join(ABLATIONS)}")
         self.ablate = frozenset(ablate)
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
-        for w in sorted(whispers, key=lambda w: (w.at, w.id)):
-            self.whispers[w.agent].append(w)
+        self.add_whispers(whispers)
         self.tz = start.tzinfo
         self.agents = {r.name: Agent(r, r.home or sorted(self.map.buildings)[0]) for r in residents}
         self.order = sorted(self.agents)
@@ -130,6 +129,13 @@ class Simulation:
     def model_failures(self) -> int:
         """Answers lost so far (unusable twice or failed for good; the offline rules stood in)."""
         return self.chat.usage.lost
+
+    def add_whispers(self, whispers: list[Whisper]) -> None:
+        """Whispers to give when the clock reaches them (a running run hears new ones between steps)."""
+        for w in whispers:
+            self.whispers[w.agent].append(w)
+        for agent in {w.agent for w in whispers}:
+            self.whispers[agent].sort(key=lambda w: (w.at, w.id))
 
     # -- state ---------------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_model
-from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig
+from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig
 from memstream.sim.scenario import load_scenario
 from memstream.sim.whisper import Whisper
 from memstream.stream import Weights

@@ -1,4 +1,5 @@
-"""A run's settings (``config.json``), the run-directory format they carry, and what a run returns.
+"""A run's settings (kept in its run directory, :mod:`memstream.sim.rundir`), the format they carry, and what a
+run returns.
 
 The format names its version (``memstream-run/2``) so that a directory written by another
 memstream is refused in one line instead of being misread: version 2 added the one-writer lock
@@ -7,13 +8,11 @@ and whispers delivered to a running run.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from memstream.errors import MemstreamError
 from memstream.sim.engine import ABLATIONS
 from memstream.stream import Weights
 from memstream.timeutil import require_aware
@@ -86,21 +85,3 @@ class RunResult(BaseModel):
     stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM)
     sim_time: datetime
     metrics: dict[str, Any]
-
-
-def check_format(data: object, where: str) -> None:
-    """Refuse, in one line naming the fix, a ``config.json`` of another format or version."""
-    found = data.get("format") if isinstance(data, dict) else None
-    if found == FORMAT:
-        return
-    m = re.fullmatch(rf"{re.escape(FORMAT_NAME)}(?:/([1-9]\d{{0,5}}))?", found) if isinstance(found, str) else None
-    if m is None:
-        raise MemstreamError(f"{where} is not a memstream run directory (its config.json has format "
-                             f"{str(found)[:40]!r}, not {FORMAT!r}); make one with memstream run")
-    version = int(m.group(1) or 1)
-    if version > FORMAT_VERSION:
-        raise MemstreamError(f"{where} was written by a newer memstream (format {found}; this one reads "
-                             f"{FORMAT}); upgrade memstream to use it")
-    raise MemstreamError(f"{where} was written by an older memstream (format {found}; this one reads {FORMAT}); "
-                         "use the memstream that made it, or make the run again with memstream run (the same "
-                         "settings and seed give the same run)")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 #: How long a writer keeps trying for a lock another process holds before giving up. A reader
 #: that only asks whether anyone holds the lock takes it shared for a moment; this outlasts that.
-WAIT_S = 1.0
+WAIT_S = 0.25
 
 
 class Busy(Exception):
@@ -97,7 +97,7 @@ def live_holder(path: Path) -> Holder | None:
     is nobody). Takes the lock shared for an instant, never waits."""
     try:
         fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
+    except OSError:  # no lock file (or no folder): nobody holds it
         return None
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)

@@ -1,4 +1,4 @@
-"""What a run reports in ``metrics.json``: time, work, model calls and what they cost, lost answers."""
+"""What a run reports in its metrics: time, work, model calls and what they cost, lost answers."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ from memstream.errors import MemstreamError
 from memstream.files import problem, read_json
 from memstream.models.base import ChatModel, Embedder
 from memstream.models.cache import CachedChatModel, CachedEmbedder
-from memstream.sim.config import FORMAT_NAME, RunConfig, check_format
+from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
 from memstream.sim.dirlock import Busy, DirLock, live_holder, locked
 from memstream.sim.events import EventLog, read_events, truncate
 from memstream.sim.whisper import Whisper, dump_whispers, parse_whispers
@@ -112,7 +112,7 @@ class RunDir:
         """The run directory at ``path``, with the writer's lock held until :meth:`close`."""
         path = Path(path)
         _read_settings(path)  # a folder that is no run gets no lock file
-        lock = _take(path, "resume it")
+        lock = _take(path, "wait for it to end, then resume it")
         try:
             config, town = _read_settings(path)
         except BaseException:
@@ -126,6 +126,9 @@ class RunDir:
         path = Path(path)
         if path.exists() and not path.is_dir():
             raise MemstreamError(f"--out {path} is a file; name a new or empty folder")
+        holder = live_holder(path / LOCK)
+        if holder is not None:
+            raise MemstreamError(f"{path} is in use by a run writing it ({_who(holder.pid)}); choose another --out")
         if path.is_dir() and _holds_files(path):
             raise MemstreamError(f"{path} is not empty; resume it with --resume {path} or choose another --out")
 
@@ -424,13 +427,31 @@ def _read_settings(path: Path) -> tuple[RunConfig, Town]:
         data = json.loads((path / CONFIG).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise MemstreamError(f"{path} is not a memstream run directory (unreadable {CONFIG})") from None
-    check_format(data, str(path))
+    _check_format(data, str(path))
     try:
         config = RunConfig.model_validate(data)
         town = Town.model_validate_json((path / TOWN).read_text(encoding="utf-8"))
     except (OSError, ValueError):  # pydantic's ValidationError is a ValueError
         raise MemstreamError(f"{path} is not a memstream run directory (unreadable {CONFIG} or {TOWN})") from None
     return config, town
+
+
+def _check_format(data: object, where: str) -> None:
+    """Refuse, in one line naming the fix, a run directory's settings of another format or version."""
+    found = data.get("format") if isinstance(data, dict) else None
+    if found == FORMAT:
+        return
+    m = re.fullmatch(rf"{re.escape(FORMAT_NAME)}(?:/([1-9]\d{{0,5}}))?", found) if isinstance(found, str) else None
+    if m is None:
+        raise MemstreamError(f"{where} is not a memstream run directory (its {CONFIG} has format "
+                             f"{str(found)[:40]!r}, not {FORMAT!r}); make one with memstream run")
+    version = int(m.group(1) or 1)
+    if version > FORMAT_VERSION:
+        raise MemstreamError(f"{where} was written by a newer memstream (format {found}; this one reads "
+                             f"{FORMAT}); upgrade memstream to use it")
+    raise MemstreamError(f"{where} was written by an older memstream (format {found}; this one reads {FORMAT}); "
+                         "use the memstream that made it, or make the run again with memstream run (the same "
+                         "settings and seed give the same run)")
 
 
 def _take(path: Path, fix: str, *, made: bool = False) -> DirLock:
@@ -441,9 +462,12 @@ def _take(path: Path, fix: str, *, made: bool = False) -> DirLock:
     except Busy as busy:
         if made:
             _remove_if_empty(path)
-        who = f"pid {busy.pid}" if busy.pid else "another process"
-        raise MemstreamError(f"{path} is in use by a run writing it ({who}); wait for it to end or {fix}") from None
+        raise MemstreamError(f"{path} is in use by a run writing it ({_who(busy.pid)}); {fix}") from None
     return lock
+
+
+def _who(pid: int) -> str:
+    return f"pid {pid}" if pid else "another process"
 
 
 def _release_new(lock: DirLock, path: Path, made: bool) -> None:

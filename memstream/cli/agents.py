@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("run")
     p.add_argument("--agent", required=True)
     p.add_argument("text")
-    p.add_argument("--at", help="ISO time with zone (default: where the run stands)")
+    p.add_argument("--at", help="ISO time with zone (default: where the run stands; a running run: its next step)")
 
     p = sub.add_parser("replay", help="print a run's event log as a story")
     p.add_argument("run")

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -136,7 +137,11 @@ class RunDir:
     def create(cls, path: str | Path, config: RunConfig, town: Town, whispers: list[Whisper] = ()) -> RunDir:
         """A new run directory at ``path`` (new or empty), writable, its settings, town and whispers written."""
         run = cls._claim(Path(path), config, town)
-        run._write_new(config, town, list(whispers))
+        try:
+            run._write_new(config, town, list(whispers))
+        except BaseException:
+            run.close()
+            raise
         return run
 
     @classmethod
@@ -198,9 +203,9 @@ class RunDir:
     def agents(self) -> list[str]:
         return sorted(r.name for r in self.town.residents)
 
-    @property
+    @cached_property
     def end(self) -> datetime:
-        """Where the run ended (its metrics say), else where it is meant to end."""
+        """Where the run ended (its metrics say, when it was opened), else where it is meant to end."""
         metrics = self.metrics()
         if isinstance(metrics, dict) and "sim_time" in metrics:
             return datetime.fromisoformat(metrics["sim_time"])

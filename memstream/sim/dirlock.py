@@ -20,6 +20,8 @@ from pathlib import Path
 #: How long a writer keeps trying for a lock another process holds before giving up. A reader
 #: that only asks whether anyone holds the lock takes it shared for a moment; this outlasts that.
 WAIT_S = 0.25
+#: The width of the line a lock's holder writes (longer notes are written whole, just not in place).
+NOTE_WIDTH = 63
 
 
 class Busy(Exception):
@@ -71,10 +73,12 @@ class DirLock:
             os.close(fd)  # removed by its last holder after we opened it: take the new one
 
     def note(self, text: str) -> None:
-        """Write ``pid text`` into the lock file, for others to read (a holder's only)."""
+        """Write ``pid text`` into the lock file, for others to read (a holder's only). The line is padded to
+        a fixed width, so a note replaces the last in one write (a running run notes its clock every step)."""
         assert self._fd is not None, "note() needs the lock held"
-        line = f"{os.getpid()} {text}".rstrip() + "\n"
-        os.ftruncate(self._fd, 0)
+        line = f"{os.getpid()} {text}".rstrip().ljust(NOTE_WIDTH) + "\n"
+        if len(line) > NOTE_WIDTH + 1:
+            os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, line.encode(), 0)
 
     def release(self) -> None:
@@ -118,16 +122,34 @@ def read_holder(path: Path) -> Holder | None:
         return None
 
 
+class Section:
+    """A short exclusive section over a folder (a lock on the directory itself, no file needed), for a
+    read-modify-write of one of its files by several processes; entered again and again by one holder
+    (a running run enters it every step), so the folder stays open until :meth:`close`."""
+
+    def __init__(self, folder: Path) -> None:
+        self._fd = os.open(folder, os.O_RDONLY)
+
+    def __enter__(self) -> Section:
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        os.close(self._fd)
+
+
 @contextmanager
 def locked(folder: Path) -> Iterator[None]:
-    """A short exclusive section over ``folder`` itself (a lock on the directory, no file needed):
-    for read-modify-write of one of its files by several processes."""
-    fd = os.open(folder, os.O_RDONLY)
+    """The folder's short exclusive section, entered once."""
+    section = Section(folder)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        with section:
+            yield
     finally:
-        os.close(fd)
+        section.close()
 
 
 def _same_file(fd: int, path: Path) -> bool:

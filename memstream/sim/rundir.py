@@ -41,7 +41,7 @@ from memstream.files import problem, read_json
 from memstream.models.base import ChatModel, Embedder
 from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
-from memstream.sim.dirlock import Busy, DirLock, live_holder, locked
+from memstream.sim.dirlock import Busy, DirLock, Section, live_holder, locked
 from memstream.sim.events import EventLog, read_events, truncate
 from memstream.sim.whisper import Whisper, dump_whispers, parse_whispers
 from memstream.sim.world import Town
@@ -75,6 +75,7 @@ class RunDir:
         self._lock = lock
         self._stream: MemoryStream | None = None
         self._whispers_seen: tuple[object, int] = (None, 0)  # (whispers.json's identity, the highest id given)
+        self._section: Section | None = None  # the folder's short lock, kept open by a running run
 
     # -- opening ---------------------------------------------------------------------------------
 
@@ -187,6 +188,9 @@ class RunDir:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+        if self._section is not None:
+            self._section.close()
+            self._section = None
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -266,8 +270,12 @@ class RunDir:
 
     # -- whispers -----------------------------------------------------------------------------------
 
+    @cached_property
+    def _whispers_file(self) -> Path:
+        return self.path / WHISPERS
+
     def whispers(self) -> list[Whisper]:
-        path = self.path / WHISPERS
+        path = self._whispers_file
         if not path.is_file():
             return []
         try:
@@ -313,10 +321,12 @@ class RunDir:
         simulate ``reached``: noted under the folder's lock, so a whisper for that time or earlier is
         refused from now on. Cheap when nothing changed (one ``stat``)."""
         assert self._lock is not None, "only the run's writer hears whispers"
-        with locked(self.path):
-            self._lock.note(repr(to_epoch(reached)))
+        if self._section is None:
+            self._section = Section(self.path)
+        with self._section:
+            self._lock.note(repr(reached.timestamp()))
             try:
-                stat = os.stat(self.path / WHISPERS)
+                stat = os.stat(self._whispers_file)
                 seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
             except FileNotFoundError:
                 seen = None

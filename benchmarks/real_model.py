@@ -38,6 +38,7 @@ from memstream.reflection import reflect
 from memstream.sim import RunConfig, RunDir, start_run
 from memstream.sim import parse as sim_parse
 from memstream.sim.interview import interview_stage
+from memstream.sim.rundir import CALLS, CONFIG
 from memstream.stream import MemoryStream
 from memstream.stream.jsonl import read_jsonl
 
@@ -228,7 +229,7 @@ def main() -> None:
         if args.record:
             target = Path(args.record)
             (target / "run").mkdir(parents=True, exist_ok=True)
-            for name in ("config.json", "calls.db"):
+            for name in (CONFIG, CALLS):
                 shutil.copyfile(run / name, target / "run" / name)
             with (target / "calls.jsonl").open("w", encoding="utf-8") as f:
                 for c in chat.calls:

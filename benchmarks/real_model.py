@@ -39,7 +39,7 @@ from memstream.sim import parse as sim_parse
 from memstream.sim.events import read_events
 from memstream.sim.interview import interview_stage
 from memstream.sim.run import RunConfig, read_run, start_run
-from memstream.stream import MemoryStream
+from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -125,23 +125,23 @@ class Replayed(ChatModel):
 def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
     """The stages a CLI user runs: importance, a reflection, a plan and its first decomposition."""
     items = read_jsonl(Path(str(files("memstream") / "examples" / "isabella.jsonl")))
-    with MemoryStream(":memory:", HashEmbedder(128), chat=chat) as stream:
-        stream.extend([it.model_copy(update={"importance": None}) for it in items])  # rated by the model
+    with MemoryStream(":memory:", HashEmbedder(128)) as stream:
+        stream.extend(rated(chat, [it.model_copy(update={"importance": None}) for it in items]))  # rated by the model
         owner = items[0].owner
         now = stream.latest_time(owner) + timedelta(hours=1)
-        result = reflect(stream, owner, now)
+        result = reflect(stream, owner, now, chat=chat)
         log["reflections"].append(len(result.insights))
         me = Identity(name=owner, age=34, traits=["friendly", "outgoing"], occupation="cafe owner",
                       workplace="Hobbs Cafe", home="her apartment", wake="06:00", sleep="22:00",
                       situation="planning a Valentine's Day party at the cafe")
-        plan = plan_day(stream, me, now + timedelta(days=1))
+        plan = plan_day(stream, me, now + timedelta(days=1), chat=chat)
         log["strokes"].append(len(plan.strokes))
         waking = [b for b in plan.blocks if b.activity != "sleeping"]
         if waking:
-            decompose(stream, me, plan, waking[0].start)
+            decompose(stream, me, plan, waking[0].start, chat=chat)
         evening = plan.day + timedelta(hours=15)
         reaction = react(stream, owner, "Maria Lopez invited Isabella Rodriguez to a book reading at the College "
-                         "Library at 18:00 today", evening)
+                         "Library at 18:00 today", evening, chat=chat)
         log["reactions"].append(reaction.reaction)
         revision = run_direct(revise_stage(stream, me, plan.day + timedelta(days=1, hours=6)), chat)
         log["revisions"].append(revision.currently if revision else None)

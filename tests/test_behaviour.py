@@ -40,7 +40,7 @@ def pair_run(fact: str, hours: float, chat=None) -> tuple[Simulation, MemoryStre
     guest = guest.model_copy(update={"home": host.home, "wake": host.wake, "routine": host.routine,
                                      "relationships": {HOST: "friend"}})
     chat = chat or OfflineChatModel()
-    stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(256))
     stream.add(HOST, fact, at=START - timedelta(hours=1), importance=8, kind=THOUGHT)
     sim = Simulation(town, [host, guest], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=hours))

@@ -155,7 +155,7 @@ def test_news_spreads_through_conversation() -> None:
     pair[1] = pair[1].model_copy(update={"home": pair[0].home, "wake": pair[0].wake, "routine": pair[0].routine,
                                          "relationships": {"Isabella Rodriguez": "friend"}})
     chat = OfflineChatModel()
-    stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(256))
     fact = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th at 5pm"
     stream.add("Isabella Rodriguez", fact, at=START - timedelta(hours=1), importance=9, kind="thought")
     sim = Simulation(town, pair, stream, chat, EventLog(None), start=START)
@@ -183,7 +183,7 @@ class FlakyChat(OfflineChatModel):
 def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
     town = load_town(default_town_path())
     chat = FlakyChat()
-    stream = MemoryStream(":memory:", HashEmbedder(64), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(64))
     sim = Simulation(town, town.residents[:6], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=1))
     assert sim.agent_steps == 6 * 360

@@ -37,9 +37,8 @@ class Conversations:
     of :class:`~memstream.sim.engine.Simulation`)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 flush: Callable[[], None], occupants: Callable[[str], list[str]],
-                 ablate: frozenset[str] = frozenset()) -> None:
-        self.agents, self.stream, self.events, self.flush, self.occupants = agents, stream, events, flush, occupants
+                 occupants: Callable[[str], list[str]], ablate: frozenset[str] = frozenset()) -> None:
+        self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
 
@@ -129,22 +128,22 @@ class Conversations:
                       Request(prompts.PLANS_PURPOSE, prompts.plans_messages(identity, name, f"{now:%A %d %B %Y}",
                                                                           f"{now:%H:%M}", dialogue), parse_plans)]
         answers = yield asked
-        self.flush()  # the round's buffered memories first: ids stay in the order things happened
         thoughts = []
         for i, name in enumerate(sides):
             importance, memo, plans = answers[3 * i: 3 * i + 3]
             other = conv.other(name)
             importance = importance or FALLBACK_IMPORTANCE
-            said = self.stream.extend([new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
-                                                  kind=DIALOGUE, created_at=now, importance=importance,
-                                                  metadata={"with_": other})])[0]
+            said = self.stream.write(new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
+                                                kind=DIALOGUE, created_at=now, importance=importance,
+                                                metadata={"with_": other}))
             thought = prompts.PLANS_PREFIX + (plans or f"nothing to plan after talking with {other}")
-            written = self.stream.extend([
-                new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT, created_at=now,
-                           importance=importance, cites=(said.id,), metadata={"with_": other, "memo": True}),
-                new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now, importance=importance,
-                           cites=(said.id,), metadata={"with_": other, "planning": True})])
-            thoughts.append((name, thought if plans else "", written[1].id))
+            self.stream.write(new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT,
+                                         created_at=now, importance=importance, cites=(said,),
+                                         metadata={"with_": other, "memo": True}))
+            planned = self.stream.write(new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now,
+                                                   importance=importance, cites=(said,),
+                                                   metadata={"with_": other, "planning": True}))
+            thoughts.append((name, thought if plans else "", planned))
             self.agents[name].perceived_since_check = True  # the dialogue counts toward reflection
         return thoughts
 

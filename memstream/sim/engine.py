@@ -14,12 +14,14 @@ agent.
 Every stage that needs the model (importance, plans, decompositions, reactions,
 reflections, conversation turns and summaries) is a generator of requests
 (:mod:`memstream.models.request`): an agent's step yields what its stage asks,
-and the world process, which drives every agent's step, answers all agents'
-questions of that round in one batch (a back-end runs it
-concurrently), with one retry batch and a per-request fallback to the offline
-rules, then writes the round's new memories in one transaction (one embedding
-batch) and resumes the agents in a fixed order. Sub-steps that do not depend on
-each other run side by side, so their questions share rounds.
+and the world process drives every agent's step side by side with the one runner
+of stages (:func:`~memstream.models.request.run_direct` over
+:func:`~memstream.models.request.concurrently`): all agents' questions of a round in
+one batch (a back-end runs it concurrently), one retry batch and a per-request
+fallback to the offline rules, the askers resumed in a fixed order. Stages just
+write; the memory buffers the writes and writes them together when a read needs
+them. Sub-steps that do not depend on each other run side by side, so their
+questions share rounds.
 
 The run is deterministic: agents act in name order, answers go to whoever
 asked, and nothing reads the wall clock.
@@ -38,7 +40,7 @@ import simpy
 
 from memstream.models.base import ChatModel
 from memstream.models.offline import OfflineChatModel
-from memstream.models.request import Stage, answer_all, concurrently, run_direct
+from memstream.models.request import Stage, concurrently, run_direct
 from memstream.offline_text import doing
 from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
 from memstream.reflection import maybe_reflect_stage
@@ -103,7 +105,7 @@ class Simulation:
         self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
         self._index_locations()
         self.env = simpy.Environment(initial_time=to_epoch(start))
-        self.talk = Conversations(self.agents, stream, events, self.flush, self._occupants, self.ablate)
+        self.talk = Conversations(self.agents, stream, events, self._occupants, self.ablate)
         self.objects: dict[str, str] = {}                  # "building/room/object" -> state
         self._things = [(b.name, f"{b.name}/{r.name}/{t.name}", t)  # every object, in the town's order
                         for a in town.areas for b in a.buildings for r in b.rooms for t in r.objects]
@@ -118,9 +120,6 @@ class Simulation:
         self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
         self.nearby = self.map.within(town.vision_radius)
         self.agent_steps = 0
-        self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
-        self._steps: dict[str, Stage[None]] = {}   # agent -> its step under way
-        self._writes: list[Any] = []
         self._fallback = OfflineChatModel()
         self._started = False
         self.last_tick = self.env.now
@@ -159,7 +158,6 @@ class Simulation:
         ratings = run_direct(importance_stage([text for _, text in facts]), self.chat, fallback=self._fallback)
         for (name, text), importance in zip(facts, ratings, strict=True):
             self.write(name, text, IDENTITY, importance, now)
-        self.flush()
 
     @staticmethod
     def _identity_facts(r: Resident) -> list[str]:
@@ -182,8 +180,8 @@ class Simulation:
             self.env.run(until=to_epoch(until) + self.step_s / 2)
 
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
-        """Each step: start every agent's sub-steps in name order, then answer their questions round
-        by round (resuming the askers in name order), write, tick.
+        """Each step: every awake agent's sub-steps side by side (started and resumed in name order),
+        their questions answered round by round by the one runner; then the objects, then the tick.
 
         The world drives the agents' steps itself, rather than each agent being a simpy process
         woken by an event: the clock's queue then holds one event a step, not one per agent (at
@@ -195,48 +193,19 @@ class Simulation:
             self.last_tick = self.env.now
             now = self.now()
             clock = f"{now:%H:%M}"
-            self._steps = {name: self._step(self.agents[name], now, clock) for name in self.order
-                           if not self._sound_asleep(self.agents[name], clock)}
-            self._advance(dict.fromkeys(self._steps))
-            while self._pending:
-                answers = self._answer_round()
-                self.flush()
-                self._advance(answers)
-            self.flush()
+            steps = [self._step(self.agents[name], now, clock) for name in self.order
+                     if not self._sound_asleep(self.agents[name], clock)]
+            run_direct(concurrently(steps), self.chat, fallback=self._fallback)
             self._update_objects()
             self.agent_steps += len(self.agents)
             if self.on_tick and self.on_tick(self):
                 raise simpy.core.StopSimulation(None)
 
-    def _advance(self, answers: dict[str, Any]) -> None:
-        """Give each agent its answer (None to start its step) and run it, in name order, until it
-        asks the model again (its question joins the round) or its step is done."""
-        for name in sorted(answers):
-            try:
-                self._pending.append((name, self._steps[name].send(answers[name])))
-            except StopIteration:
-                del self._steps[name]
-
-    def _answer_round(self) -> dict[str, Any]:
-        """Every question pending in this round, all agents and purposes in one batch, in agent order."""
-        pending = sorted(self._pending, key=lambda p: p[0])
-        self._pending = []
-        flat = [r for _, asked in pending for r in (asked if isinstance(asked, list) else [asked])]
-        answers = iter(answer_all(self.chat, flat, fallback=self._fallback))
-        return {name: [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
-                for name, asked in pending}
-
-    def flush(self) -> None:
-        """Write the buffered memories (one transaction, one embedding batch)."""
-        if self._writes:
-            writes, self._writes = self._writes, []
-            self.stream.extend(writes)
-
     def write(self, owner: str, text: str, kind: str, importance: int, at: datetime, cites: tuple[int, ...] = (),
               **metadata: Any) -> None:
-        """Buffer a memory; the round's writes go to the stream together (one transaction, one embedding batch)."""
-        self._writes.append(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
-                                       cites=cites, metadata=metadata))
+        """Write a memory (the stream buffers it: a round's writes go to the file together)."""
+        self.stream.write(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
+                                     cites=cites, metadata=metadata))
 
     # -- one agent, one step ---------------------------------------------------------------------
 
@@ -288,7 +257,6 @@ class Simulation:
         if "planning" in self.ablate:
             a.plan = routine_plan(a.identity, now)
             return
-        self.flush()  # the plan recalls yesterday from the stream: this round's memories first
         revision = None
         if a.plan is not None:  # a new day after one lived
             revision = yield from revise_stage(self.stream, a.identity, now)
@@ -313,7 +281,6 @@ class Simulation:
         else:
             block = a.plan.block_at(now)
             if not block.actions and block.activity != SLEEPING:
-                self.flush()
                 yield from decompose_stage(self.stream, r, a.plan, now)
             action = a.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
@@ -348,7 +315,6 @@ class Simulation:
                 and "planning" not in self.ablate
                 and now.timestamp() >= a.next_react_s):
             a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
-            self.flush()
             decision = yield from react_stage(self.stream, a.plan, a.identity, top_text, now)
             if decision.react:
                 a.plan = decision.plan

@@ -1,7 +1,14 @@
 """The memory stream: append-only memories, scored retrieval on FAISS, persisted in SQLite."""
 
 from memstream.stream import offline as _offline_rules  # noqa: F401 - registers the importance rule
-from memstream.stream.importance import FALLBACK_IMPORTANCE, importance_stage, parse_importance, rate_importance
+from memstream.stream.importance import (
+    FALLBACK_IMPORTANCE,
+    add_rated,
+    importance_stage,
+    parse_importance,
+    rate_importance,
+    rated,
+)
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -17,7 +24,8 @@ from memstream.stream.store import check_file
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 __all__ = [
+    "add_rated",
     "FALLBACK_IMPORTANCE", "parse_importance",
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
-    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance",
+    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",
 ]

@@ -143,8 +143,7 @@ def _day(text: str) -> datetime:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from memstream.planning import decompose, load_identity, plan_day
-    from memstream.planning.plan import SLEEPING
+    from memstream.planning import SLEEPING, decompose, load_identity, plan_day
 
     identity = load_identity(args.identity)
     if identity.name != args.owner:

@@ -19,8 +19,7 @@ from memstream.cli.common import (
     weight_flags,
 )
 from memstream.errors import MemstreamError
-from memstream.stream.importance import rated
-from memstream.stream.stream import new_memory
+from memstream.stream import new_memory, rated
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -82,7 +81,7 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memstream.stream.jsonl import import_items, read_jsonl
+    from memstream.stream import import_items, read_jsonl
 
     items = read_jsonl(Path(args.file))  # the whole file is checked before the stream is touched
     refuse_run_stream(args.stream)
@@ -118,7 +117,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
-    from memstream.stream.timescope import time_scope
+    from memstream.stream import time_scope
 
     scope = time_scope(query, now)
     if scope is None:
@@ -173,7 +172,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     example = Path(str(files("memstream") / "examples" / "isabella.jsonl"))
     if args.out != ":memory:" and Path(args.out).exists():
         raise MemstreamError(f"{args.out} already exists; give the demo a new --out path")
-    from memstream.stream.jsonl import import_items, read_jsonl
+    from memstream.stream import import_items, read_jsonl
 
     with open_stream(args.out, args, create=True, chat=True) as (stream, chat):
         n = import_items(stream, rated(chat, read_jsonl(example)), progress=False).written

@@ -18,8 +18,7 @@ from functools import partial
 from typing import NamedTuple
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel, one_line
-from memstream.models.request import Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, one_line, run_direct
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
 from memstream.planning.parse import StrokeIn, parse_actions, parse_hours, parse_reaction, parse_strokes

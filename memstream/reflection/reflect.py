@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memstream.models.base import ChatModel
-from memstream.models.request import Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, run_direct
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
 from memstream.stream import DIALOGUE, OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory

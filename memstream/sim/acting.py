@@ -14,10 +14,9 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
 
-from memstream.models.request import Stage
+from memstream.models import Stage
 from memstream.offline_text import doing
-from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
-from memstream.planning.plan import SLEEPING
+from memstream.planning import SLEEPING, decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
 from memstream.reflection import maybe_reflect_stage
 from memstream.sim.agent import Agent, Conversation
 from memstream.sim.events import EventLog

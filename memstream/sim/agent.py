@@ -13,8 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstream.planning import DayPlan
-from memstream.planning.plan import SLEEPING
+from memstream.planning import SLEEPING, DayPlan
 from memstream.sim.state import Stateful
 from memstream.sim.world import Resident
 

@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from memstream.models.request import Request, Stage, concurrently
+from memstream.models import Request, Stage, concurrently
 from memstream.offline_text import gerund
 from memstream.planning import react_stage
 from memstream.sim import prompts

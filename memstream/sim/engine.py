@@ -37,10 +37,8 @@ from typing import Any
 
 import simpy
 
-from memstream.models.base import ChatModel
-from memstream.models.offline import OfflineChatModel
-from memstream.models.request import Stage, concurrently, run_direct
-from memstream.planning.plan import SLEEPING
+from memstream.models import ChatModel, OfflineChatModel, Stage, concurrently, run_direct
+from memstream.planning import SLEEPING
 from memstream.sim.acting import Acting
 from memstream.sim.agent import Agent, Body
 from memstream.sim.conversation import Conversations

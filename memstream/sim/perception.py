@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memstream.models.request import Stage
+from memstream.models import Stage
 from memstream.offline_text import doing
 from memstream.sim.agent import Agent
 from memstream.sim.movement import Movement

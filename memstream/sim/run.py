@@ -32,9 +32,7 @@ from tqdm import tqdm
 
 from memstream.errors import MemstreamError
 from memstream.files import problem
-from memstream.models import make_chat_model, make_embedder
-from memstream.models.base import ChatModel, PurposeUsage
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.engine import ABLATIONS, Simulation
 from memstream.sim.events import EventLog, truncate
 from memstream.sim.residents import populate

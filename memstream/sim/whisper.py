@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.stream.memory import MemoryText
+from memstream.stream import MemoryText
 from memstream.timeutil import require_aware
 
 FILE = "whispers.json"

@@ -9,6 +9,7 @@ from memstream.stream.importance import (
     rate_importance,
     rated,
 )
+from memstream.stream.jsonl import Imported, import_items, import_jsonl, read_jsonl
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -17,13 +18,20 @@ from memstream.stream.memory import (
     REFLECTION,
     THOUGHT,
     Memory,
+    MemoryText,
     Recall,
     Weights,
+    normalise_owner,
 )
+from memstream.stream.offline import rate_poignancy
+from memstream.stream.scoring import minmax, recency, top_k
 from memstream.stream.store import check_file
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
+from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
+    "Imported", "MemoryText", "TimeScope", "import_items", "import_jsonl", "minmax", "normalise_owner",
+    "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
     "add_rated",
     "FALLBACK_IMPORTANCE", "parse_importance",
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",

@@ -8,8 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from memstream.errors import MemstreamError, StructuredOutputError
-from memstream.models.base import ChatModel
-from memstream.models.request import Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, run_direct
 from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE, OBSERVATION, Memory
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory

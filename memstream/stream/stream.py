@@ -20,8 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import problem
-from memstream.models import Embedder, make_embedder
-from memstream.models.base import windows
+from memstream.models import Embedder, make_embedder, windows
 from memstream.stream.index import IndexKind, OwnerIndex
 from memstream.stream.memory import (
     MAX_ID,

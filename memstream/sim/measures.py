@@ -16,8 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel
-from memstream.models.request import concurrently, run_direct
+from memstream.models import ChatModel, concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
 from memstream.sim.interview import battery_stage, judge_stage, knows_stage

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder
 from memstream.sim.config import RunConfig
 from memstream.sim.engine import Simulation
 

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from memstream.errors import MemstreamError
 from memstream.files import problem
-from memstream.models.base import ChatModel
+from memstream.models import ChatModel
 from memstream.sim.config import FORK_CHANGES, RunConfig, RunResult
 from memstream.sim.population import resolve_town
 from memstream.sim.rundir import RunDir

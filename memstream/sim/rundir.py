@@ -38,8 +38,7 @@ from pydantic import ValidationError
 
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_json
-from memstream.models.base import ChatModel, Embedder
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
 from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
 from memstream.sim.dirlock import Busy, DirLock, Section, live_holder, locked
 from memstream.sim.events import EventLog, read_events, truncate
@@ -241,10 +240,10 @@ class RunDir:
             self._stream = MemoryStream(self.stream_path, create=False, readonly=True)
         return self._stream
 
-    def open_stream(self, embedder: Embedder | CachedEmbedder, chat: ChatModel, weights: Weights) -> MemoryStream:
+    def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights) -> MemoryStream:
         """The run's stream for the simulation to write (the caller closes it)."""
         self._require_writer()
-        return MemoryStream(self.stream_path, embedder, chat=chat, weights=weights)  # type: ignore[arg-type]
+        return MemoryStream(self.stream_path, embedder, weights=weights)  # type: ignore[arg-type]
 
     def call_cache(self, model: ChatModel) -> CachedChatModel:
         """``model`` with the run's call cache: an answer given once is never paid for again."""

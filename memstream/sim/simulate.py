@@ -14,9 +14,7 @@ from datetime import timedelta
 
 from tqdm import tqdm
 
-from memstream.models import make_chat_model, make_embedder
-from memstream.models.base import ChatModel, PurposeUsage
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.config import RunResult
 from memstream.sim.engine import Simulation
 from memstream.sim.metrics import model_calls, run_metrics
@@ -39,7 +37,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
     chat = run.call_cache(model)
     embedder = CachedEmbedder(make_embedder(config.embedder))
-    stream = run.open_stream(embedder, chat, config.weights)
+    stream = run.open_stream(embedder, config.weights)
     events = run.event_log(state["events_lines"] if state else 0)
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
@@ -93,8 +91,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
 
 
 def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
-    """Everything the run holds in memory, written, then a checkpoint at the end of the step under way."""
-    sim.flush()
+    """The event log written, then a checkpoint at the end of the step under way (the stream writes what it
+    holds before it is copied)."""
     sim.events.flush()
     run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
-from memstream.stream.memory import MemoryText
+from memstream.stream import MemoryText
 from memstream.timeutil import require_aware
 
 

@@ -282,3 +282,13 @@ def test_hours_that_would_shorten_a_run_name_the_fix(made: Path, tmp_path: Path,
     assert main(["run", "--resume", str(out), "--hours", "0.25"]) == 2
     err = capsys.readouterr().err
     assert "before where it stands" in err and "at least 0.5" in err
+
+
+def test_a_folder_holding_only_a_dead_runs_lock_file_takes_a_new_run(made: Path, tmp_path: Path) -> None:
+    out = tmp_path / "new"
+    out.mkdir()
+    (out / LOCK).write_text("999999 1676296800.0\n")  # what a run killed before writing anything leaves
+    RunDir.check_new(out)
+    with RunDir.create(out, config(), RunDir.open(made).town) as run:
+        assert run.config.hours == 0.5
+    assert sorted(p.name for p in out.iterdir()) == ["config.json", "town.json", "whispers.json"]

@@ -224,8 +224,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
 def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
     from pydantic import ValidationError
 
-    from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, scenario_run, start_run
-    from memstream.sim.scenario import load_scenario
+    from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, load_scenario, scenario_run, start_run
 
     settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
     try:
@@ -288,8 +287,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_interview(args: argparse.Namespace) -> int:
     from memstream.models import make_chat_model, run_direct
-    from memstream.sim import RunDir, whisper
-    from memstream.sim.interview import Answer, battery_stage, interview_stage, load_battery
+    from memstream.sim import Answer, RunDir, battery_stage, interview_stage, load_battery, whisper
 
     weights = parse_weights(args)
     run = RunDir.open(args.run)

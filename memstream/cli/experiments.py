@@ -62,7 +62,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from memstream.view import write_page
 
     if args.serve:
-        from memstream.view.serve import serve
+        from memstream.view import serve
 
         serve(args.run, port=args.port, fact=args.fact)
         return 0
@@ -100,7 +100,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     json_out = _writable(args.json_out) if args.json_out else None
     battery = None
     if args.measure == "interviews":
-        from memstream.sim.interview import load_battery
+        from memstream.sim import load_battery
 
         battery = load_battery(args.battery)
     results: list[dict[str, Any]] = []

@@ -125,9 +125,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
-    from memstream.eval.harness import EvalWeights
-    from memstream.eval.report import table
+    from memstream.eval import RETRIEVERS, EvalWeights, evaluate, load_locomo, load_longmemeval, table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import check_output, recall, save
 

@@ -23,8 +23,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memstream.view import write_page
-from memstream.view.browser import Browser, frame_rate
+from memstream.view import Browser, frame_rate, write_page
 
 #: Zoom steps (of 1.25) for the zoomed-in frame rate: close enough that most of a large town is out of view.
 ZOOM_STEPS = 8

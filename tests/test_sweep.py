@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memstream.cli import main
-from memstream.sim.run import start_run
+from memstream.sim import start_run
 from memstream.sweep import load_spec, run_sweep
 from memstream.sweep.spec import config_of
 from memstream.sweep.study import CRASH_ONCE, aggregate, interval, measure

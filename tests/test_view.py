@@ -20,8 +20,8 @@ import pytest
 from matplotlib import image
 
 from memstream.cli import main
+from memstream.sim import RunConfig, start_run
 from memstream.sim.events import read_events
-from memstream.sim.run import RunConfig, start_run
 from memstream.view.browser import Browser, find_browser, frame_rate
 from memstream.view.page import CLASSES, activity_class
 

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from memstream.errors import MemstreamError
 
 if TYPE_CHECKING:
+    from memstream.models import ChatModel
     from memstream.stream import MemoryStream
 
 EXIT_USAGE = 2
@@ -96,18 +97,27 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
 def refuse_run_stream(path: str) -> None:
     """A memory written straight into a run's stream would be lost when the run resumes (it goes on
     from its checkpoint): such a write is refused, naming the command that the run carries."""
-    stream = Path(path)
-    config = stream.parent / "config.json"
-    if stream.name == "streams.db" and config.is_file() and '"memstream-run"' in config.read_text(errors="replace"):
-        raise MemstreamError(f"{path} is the stream of the run {stream.parent}, which goes on from its checkpoint; "
-                             f"write to it with memstream whisper {stream.parent} --agent NAME \"text\"")
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
+    if run is not None:
+        raise MemstreamError(f"{path} is the stream of the run {run}, which goes on from its checkpoint; "
+                             f"write to it with memstream whisper {run} --agent NAME \"text\"")
+
+
+class Opened(NamedTuple):
+    """A stream a command works on, and the model its stages ask (None when the command asks none)."""
+
+    stream: MemoryStream
+    chat: ChatModel | None
 
 
 @contextmanager
 def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool = False,
-                readonly: bool = False) -> Iterator[MemoryStream]:
-    """The stream a command works on. A file this command created is removed again if the command
-    fails before writing a memory: a failed command leaves nothing behind."""
+                readonly: bool = False) -> Iterator[Opened]:
+    """The stream a command works on (and, with ``chat``, the model ``--llm`` names, its calls cached).
+    A file this command created is removed again if the command fails before writing a memory: a
+    failed command leaves nothing behind."""
     from memstream.models import make_chat_model, make_embedder
     from memstream.stream import MemoryStream
 
@@ -123,8 +133,8 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
         model = CachedChatModel(model, cache)
     stream = None
     try:
-        stream = MemoryStream(path, embedder, chat=model, create=create, readonly=readonly)
-        yield stream
+        stream = MemoryStream(path, embedder, create=create, readonly=readonly)
+        yield Opened(stream, model)
     except BaseException:
         wrote = stream is not None and stream.count() > 0
         if stream is not None:

@@ -20,7 +20,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ANSWER_SCHEMAS, Call, ChatModel, Completion, Embedder, Message
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Message
+from memstream.models.parsing import ANSWER_SCHEMAS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

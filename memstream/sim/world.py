@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memstream.files import read_model
 from memstream.offline_text import content_words
-from memstream.planning.identity import Identity
+from memstream.planning import Identity
 
 IDLE = "idle"
 

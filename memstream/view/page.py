@@ -15,10 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from memstream.errors import MemstreamError
-from memstream.planning.plan import SLEEPING
-from memstream.sim import measures
-from memstream.sim.events import read_events
-from memstream.sim.world import Map
+from memstream.planning import SLEEPING
+from memstream.sim import Map, RunDir, measures
 from memstream.stream import OBSERVATION, Memory
 
 TEMPLATE = Path(__file__).with_name("template.html")
@@ -78,7 +76,7 @@ def activity_class(action: str, location: str, workplace: str | None) -> int:
     return CLASSES.index("other")
 
 
-def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
+def page_data(run: RunDir, fact: str | None = None) -> dict[str, Any]:
     """What the page needs from a run, compacted (times are seconds from the run's start).
 
     Beside the town's schema: each agent's activities (``moves``: time, building index or -1 on
@@ -113,7 +111,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
     objects: list[list[int]] = []
     conversations: list[list[int]] = []
     talking: dict[frozenset[str], int] = {}  # the open conversation of a pair
-    for e in read_events(run.out / "events.jsonl"):
+    for e in run.events():
         t = round(datetime.fromisoformat(e["time"]).timestamp() - t0)
         where, action = e["location"], e["action"]
         if not e["agent"]:
@@ -157,7 +155,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
     if fact:
         knows = {agent_of[a]: round(ms[0].created_at.timestamp() - t0) for a, ms in measures.knowers(run, fact).items()
                  if a in agent_of}
-    return {"run": run.out.name, "town": run.town.name, "start": run.config.start.isoformat(),
+    return {"run": run.path.name, "town": run.town.name, "start": run.config.start.isoformat(),
             "end": end, "offset_min": _offset_minutes(run.config.start),
             "buildings": buildings, "things": things,
             "paths": [[building_of[a], building_of[b]] for a, b in run.town.paths],
@@ -217,7 +215,7 @@ def write_page(run_dir: str | Path, out: str | Path, *, fact: str | None = None)
         raise MemstreamError(f"-o {out} must end in .html")
     if out.is_dir() or not out.parent.is_dir():
         raise MemstreamError(f"-o {out}: name a file in an existing folder")
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         html = render(run, fact)
     tmp = out.with_name(out.name + ".partial")
     tmp.write_text(html, encoding="utf-8")
@@ -225,7 +223,7 @@ def write_page(run_dir: str | Path, out: str | Path, *, fact: str | None = None)
     return out, out.stat().st_size
 
 
-def render(run: measures.Run, fact: str | None = None, *, served: bool = False) -> str:
+def render(run: RunDir, fact: str | None = None, *, served: bool = False) -> str:
     """The page's HTML. ``served``: from ``memstream view --serve``, whose search box asks its server."""
     data = {**page_data(run, fact), "served": served}
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")

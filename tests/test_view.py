@@ -318,6 +318,7 @@ def test_the_page_names_no_place_or_resident_of_the_bundled_town() -> None:
     ("open the pub and tend the bar", "The Rose and Crown Pub", "The Rose and Crown Pub", "working"),
     ("go to the Valentine's Day party", "Hobbs Cafe", "Hobbs Cafe", "other"),
     ("take a walk in the park", "Johnson Park", None, "other"),
+    ("see a great play at the theater", "Johnson Park", None, "other"),  # "eat" only as a word's start
 ])
 def test_activities_are_classed_for_their_colour(action: str, location: str, workplace: str | None, expected: str) -> None:
     assert CLASSES[activity_class(action, location, workplace)] == expected

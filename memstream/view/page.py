@@ -9,6 +9,7 @@ it opens from disk with no server and makes no request (its content security pol
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from html import escape
 from pathlib import Path
@@ -41,7 +42,7 @@ class _Strings:
 #: What an agent is doing, as the page colours it: the first class whose test matches an activity wins
 #: (see :func:`activity_class`); the page's legend and colours follow this order.
 CLASSES = ("asleep", "talking", "on the way", "eating", "working", "other")
-#: Words that make an activity a meal.
+#: Words that make an activity a meal (as the start of a word).
 MEAL_WORDS = ("breakfast", "lunch", "dinner", "supper", "brunch", "meal", "snack", "eat")
 #: Words that make an activity work wherever it happens (at one's workplace it is work in any case).
 WORK_WORDS = ("work", "shift", "serve customers", "teach", "lecture", "class", "study", "research", "office")
@@ -52,6 +53,14 @@ NOT_ACTIVITIES = ("plans the day", "reflects", "is now:", "hears a whisper", "st
                   "ends the conversation with", "reacts to")
 ON_THE_WAY = "on the way to "
 TALKING = "talking with "
+
+
+def _starting_any(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A word beginning with one of ``words`` ("eat" finds "eating", not "great")."""
+    return re.compile(r"\b(?:" + "|".join(map(re.escape, words)) + ")")
+
+
+_MEAL, _WORK, _LEISURE = _starting_any(MEAL_WORDS), _starting_any(WORK_WORDS), _starting_any(LEISURE_WORDS)
 
 
 def activity_class(action: str, location: str, workplace: str | None) -> int:
@@ -69,9 +78,9 @@ def activity_class(action: str, location: str, workplace: str | None) -> int:
         return CLASSES.index("talking")
     if location.startswith(ON_THE_WAY):
         return CLASSES.index("on the way")
-    if any(w in text for w in MEAL_WORDS):
+    if _MEAL.search(text):
         return CLASSES.index("eating")
-    if any(w in text for w in WORK_WORDS) or (workplace == location and not any(w in text for w in LEISURE_WORDS)):
+    if _WORK.search(text) or (workplace == location and not _LEISURE.search(text)):
         return CLASSES.index("working")
     return CLASSES.index("other")
 

@@ -235,20 +235,17 @@ def frame_rate(browser: Browser, seconds: float = 5.0) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m memstream.view.browser PAGE.html[#FRAGMENT] OUT.png ...``: screenshots at 1,280 x 800
+    """``python -m memstream.view PAGE.html[#FRAGMENT] OUT.png ...``: screenshots at 1,280 x 800
     (how the README's pictures are made: the fragment picks the time, agent and place)."""
     import sys
     from urllib.parse import quote
 
     args = sys.argv[1:] if argv is None else argv
     if not args or len(args) % 2:
-        raise SystemExit("usage: python -m memstream.view.browser PAGE.html[#FRAGMENT] OUT.png [PAGE OUT ...]")
+        raise SystemExit("usage: python -m memstream.view PAGE.html[#FRAGMENT] OUT.png [PAGE OUT ...]")
     with Browser() as browser:
         for page, out in zip(args[::2], args[1::2], strict=True):
             path, _, fragment = page.partition("#")
             browser.open(Path(path).resolve().as_uri() + ("#" + quote(fragment, safe="=&:") if fragment else ""))
             print(browser.screenshot(out))
 
-
-if __name__ == "__main__":
-    main()

@@ -92,7 +92,7 @@ class RunConfig(BaseModel):
 
 class RunResult(BaseModel):
     out: str
-    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM)
+    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM), "endpoint-failing"
     sim_time: datetime
     metrics: dict[str, Any]
 
@@ -373,6 +373,8 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
                                 f" agent-steps/s | {model_calls(chat)} calls")
         if config.max_calls and model_calls(chat) - calls_at_start >= config.max_calls and not stop.requested:
             stop.why = "max-calls"
+        if chat.failing and not stop.requested:  # the breaker opened: checkpoint here, resume when it answers
+            stop.why = "endpoint-failing"
         if stop.requested or int(s.last_tick) % 3600 == 0:
             checkpoint(out, s, chat, wall_before + wall, keep=_kept(config))
         return stop.requested
@@ -451,6 +453,7 @@ def _metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder
         "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
         "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
         "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
+        **chat.usage.totals(), "endpoint_failing": chat.failing,
         "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
         "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -224,11 +224,14 @@ class MemoryStream:
                           cites=tuple(cites), metadata=metadata or {})
         return self.extend([item])[0]
 
-    def extend(self, items: Iterable[NewMemory]) -> list[Memory]:
+    def extend(self, items: Iterable[NewMemory], *,
+               select: Callable[[list[NewMemory]], list[bool]] | None = None) -> list[Memory]:
         """Append many memories in one transaction (one embedding batch, one rating batch).
 
         Ratings and embeddings are made first; the ids are allocated inside the write transaction,
-        so two processes appending to one file at once never collide.
+        so two processes appending to one file at once never collide. ``select``, if given, decides
+        inside that transaction which items are written (an import skips what is already there:
+        decided under the write lock, two imports of one file at once store it once).
         """
         items = list(items)
         if not items:
@@ -243,6 +246,13 @@ class MemoryStream:
         vectors = np.split(flat, np.cumsum(counts)[:-1])
         with self.store.writing():
             self._catch_up()  # what others wrote while this batch was rated and embedded
+            if select is not None:
+                keep = [i for i, wanted in enumerate(select(items)) if wanted]
+                items, importance, vectors = [items[i] for i in keep], [importance[i] for i in keep], \
+                    [vectors[i] for i in keep]
+                counts = counts[keep]
+                if not items:
+                    return []
             first_id = self.store.next_id()
             if first_id != expected_first and any(c >= expected_first for it in items for c in it.cites):
                 raise MemstreamError("another process wrote to the stream while these memories, which cite each "

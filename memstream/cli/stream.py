@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memstream.cli.common import (
     model_flags,
+    no_touch_reason,
     open_stream,
     parse_time_arg,
     parse_weights,
     positive_int,
+    printable,
     refuse_run_stream,
     short,
     weight_flags,
@@ -94,10 +97,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     weights = parse_weights(args)
-    with open_stream(args.stream, args, create=False, readonly=args.no_touch) as stream:
+    why = None if args.no_touch else no_touch_reason(args.stream)
+    touch = not (args.no_touch or why)
+    with open_stream(args.stream, args, create=False, readonly=not touch) as stream:
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
-        recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights,
-                                  touch=not args.no_touch)
+        recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights, touch=touch)
+    if why:  # never a write there: recall reads only, and says so in one line
+        print(f"memstream: {printable(why)}: recall records no access there (as with --no-touch)", file=sys.stderr)
     if args.json:
         print(json.dumps([r.as_row() for r in recalls], indent=2))
         return 0

@@ -493,7 +493,11 @@ class MemoryStream:
 def _parse(row: Row) -> Memory:
     """A stored row as a memory, last accessed when it was created."""
     mid, owner, kind, text, created_at, _created_s, importance, cites, metadata = row
-    created = datetime.fromisoformat(created_at)
+    try:
+        created = datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):  # what the damage screen's SQL let through: refused in one line
+        raise MemstreamError(f"memory {mid} is damaged (creation time {str(created_at)[:40]!r}); "
+                             "run memstream check on the stream file") from None
     return Memory(mid, owner, kind, text, created, created, importance,
                   tuple(json.loads(cites)) if cites != "[]" else (),
                   json.loads(metadata, object_hook=ReadOnlyDict) if metadata != "{}" else NO_METADATA)

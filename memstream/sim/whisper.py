@@ -8,16 +8,34 @@ carries every whisper, and the stream file is never written behind the run's bac
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import datetime
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
 from memstream.stream.memory import MemoryText
 from memstream.timeutil import require_aware
 
 FILE = "whispers.json"
+#: Unicode categories a whisper may not hold (but for newlines and tabs): controls (a terminal escape
+#: would recolour every replay of the run), invisible formatting and bidi marks, unassigned code points.
+HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def plain_text(text: str) -> str:
+    """A whisper's text: refused, naming the first, if it holds a control or invisible character."""
+    hidden = [c for c in text if unicodedata.category(c) in HIDDEN and c not in "\n\t"]
+    if hidden:
+        raise ValueError(f"the text holds control or invisible characters ({', '.join(repr(c) for c in hidden[:3])})"
+                         "; write it as plain text")
+    return text
+
+
+#: A whisper's text as the schema reads it: a memory's text, at most 10,000 characters, plain.
+WhisperText = Annotated[MemoryText, Field(min_length=1, max_length=10_000), AfterValidator(plain_text)]
 
 
 class Whisper(BaseModel):
@@ -25,7 +43,7 @@ class Whisper(BaseModel):
 
     id: int = Field(ge=1)
     agent: str = Field(min_length=1)
-    text: MemoryText = Field(min_length=1, max_length=10_000)
+    text: WhisperText
     at: datetime
 
     @field_validator("at")

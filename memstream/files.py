@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, BeforeValidator, Strict, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from memstream.errors import MemstreamError
 
@@ -87,8 +87,15 @@ def _no_bool(value: Any) -> Any:
     return value
 
 
-#: A whole number as a user's file must write it: ``true`` is not 1, nor ``2.0`` or ``"2"`` 2.
-WholeNumber = Annotated[int, Strict()]
+def _whole(value: Any) -> Any:
+    if isinstance(value, bool | str):
+        raise ValueError(f"a whole number is needed, not {value!r}")
+    return value
+
+
+#: A whole number as a user's file must write it: ``true`` is not 1, nor ``"2"`` 2 (``2.0`` is 2, as
+#: run folders written before kept some whole numbers as floats; ``2.5`` is refused).
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
 #: A number (an int or a float, or a numeric string, as YAML reads ``1e3``), but never ``true``.
 Number = Annotated[float, BeforeValidator(_no_bool)]
 

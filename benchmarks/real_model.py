@@ -39,7 +39,7 @@ from memstream.sim import parse as sim_parse
 from memstream.sim.events import read_events
 from memstream.sim.interview import interview_stage
 from memstream.sim.run import RunConfig, read_run, start_run
-from memstream.stream import MemoryStream
+from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -122,26 +122,48 @@ class Replayed(ChatModel):
         return Completion(answer, latency_s=seconds)
 
 
+class Reused(ChatModel):
+    """An earlier recording where it holds the question (the same model gave that answer to that exact
+    prompt), else the live model: re-recording after a change that alters a few prompts costs only
+    those calls. The report says how many answers came from each."""
+
+    def __init__(self, recording: Replayed, live: ChatModel) -> None:
+        super().__init__()
+        self.recording, self.live, self.name = recording, live, live.name
+        self.reused = self.asked = 0
+
+    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+        if self.recording.answers.get(json.dumps([purpose, messages])):
+            self.reused += 1
+            return self.recording._generate(messages, purpose, params)
+        self.asked += 1
+        return self.live._generate(messages, purpose, params)
+
+    @property
+    def structured_mode(self) -> str:
+        return getattr(self.live, "structured_mode", "n/a")
+
+
 def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
     """The stages a CLI user runs: importance, a reflection, a plan and its first decomposition."""
     items = read_jsonl(Path(str(files("memstream") / "examples" / "isabella.jsonl")))
-    with MemoryStream(":memory:", HashEmbedder(128), chat=chat) as stream:
-        stream.extend([it.model_copy(update={"importance": None}) for it in items])  # rated by the model
+    with MemoryStream(":memory:", HashEmbedder(128)) as stream:
+        stream.extend(rated(chat, [it.model_copy(update={"importance": None}) for it in items]))  # rated by the model
         owner = items[0].owner
         now = stream.latest_time(owner) + timedelta(hours=1)
-        result = reflect(stream, owner, now)
+        result = reflect(stream, owner, now, chat=chat)
         log["reflections"].append(len(result.insights))
         me = Identity(name=owner, age=34, traits=["friendly", "outgoing"], occupation="cafe owner",
                       workplace="Hobbs Cafe", home="her apartment", wake="06:00", sleep="22:00",
                       situation="planning a Valentine's Day party at the cafe")
-        plan = plan_day(stream, me, now + timedelta(days=1))
+        plan = plan_day(stream, me, now + timedelta(days=1), chat=chat)
         log["strokes"].append(len(plan.strokes))
         waking = [b for b in plan.blocks if b.activity != "sleeping"]
         if waking:
-            decompose(stream, me, plan, waking[0].start)
+            decompose(stream, me, plan, waking[0].start, chat=chat)
         evening = plan.day + timedelta(hours=15)
         reaction = react(stream, owner, "Maria Lopez invited Isabella Rodriguez to a book reading at the College "
-                         "Library at 18:00 today", evening)
+                         "Library at 18:00 today", evening, chat=chat)
         log["reactions"].append(reaction.reaction)
         revision = run_direct(revise_stage(stream, me, plan.day + timedelta(days=1, hours=6)), chat)
         log["revisions"].append(revision.currently if revision else None)
@@ -208,6 +230,8 @@ def main() -> None:
     parser.add_argument("--record", metavar="DIR", help="write the calls and the run's cache here (test fixtures)")
     parser.add_argument("--replay", metavar="DIR", help="answer from a recording instead of a server (its figures "
                         "again, with this code)")
+    parser.add_argument("--reuse", metavar="DIR", help="with --record: answers of an earlier recording where it "
+                        "holds the exact question, the live model for the rest")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     STRICT.update(_strict_models())
@@ -217,6 +241,8 @@ def main() -> None:
         live.unlink(missing_ok=True)
     model = Replayed(Path(args.replay) / "calls.jsonl", args.llm) if args.replay else \
         make_chat_model(args.llm, timeout=args.timeout, concurrency=1)
+    if args.reuse:
+        model = Reused(Replayed(Path(args.reuse) / "calls.jsonl", args.llm), model)
     chat = Recorder(model, live)
     log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": [], "reactions": [],
                            "revisions": []}
@@ -234,6 +260,7 @@ def main() -> None:
                 for c in chat.calls:
                     f.write(json.dumps(c, ensure_ascii=False) + "\n")
     result = {**report(chat, log), "sim_failures": log["sim_failures"],
+              **({"answers_reused": model.reused, "answers_asked": model.asked} if args.reuse else {}),
               "model_seconds": round(sum(c["seconds"] for c in chat.calls), 1),
               "wall_s": round(time.perf_counter() - started, 1)}
     if args.record:

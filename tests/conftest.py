@@ -15,7 +15,13 @@ def hours(h: float) -> datetime:
 
 
 @pytest.fixture
+def chat() -> OfflineChatModel:
+    """The offline stand-in, fresh per test (its usage counts start at zero)."""
+    return OfflineChatModel()
+
+
+@pytest.fixture
 def stream() -> MemoryStream:
-    s = MemoryStream(":memory:", HashEmbedder(64), chat=OfflineChatModel())
+    s = MemoryStream(":memory:", HashEmbedder(64))
     yield s
     s.close()

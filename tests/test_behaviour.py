@@ -40,7 +40,7 @@ def pair_run(fact: str, hours: float, chat=None) -> tuple[Simulation, MemoryStre
     guest = guest.model_copy(update={"home": host.home, "wake": host.wake, "routine": host.routine,
                                      "relationships": {HOST: "friend"}})
     chat = chat or OfflineChatModel()
-    stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(256))
     stream.add(HOST, fact, at=START - timedelta(hours=1), importance=8, kind=THOUGHT)
     sim = Simulation(town, [host, guest], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=hours))
@@ -81,14 +81,14 @@ def test_a_conversation_is_rated_by_the_model_and_leaves_a_memo_and_a_planning_t
 def test_an_invitation_for_later_today_becomes_an_appointment_citing_the_dialogue() -> None:
     invitation = "Isabella Rodriguez is hosting a book club at The Willows Market and Pharmacy today from 4 to 5 pm"
     sim, stream = pair_run(invitation, 11)
-    plan = sim.agents[GUEST].plan
+    plan = sim.agents[GUEST].mind.plan
     [stroke] = [s for s in plan.strokes if s.appointment]
     assert (stroke.time, stroke.minutes, "book club" in stroke.activity) == ("16:00", 60, True)
     assert "dialogue" in cites_chain(stream, GUEST, stroke.cites[0])  # thought -> dialogue
     block = plan.block_at(START.replace(hour=16, minute=30))
     assert block.location == "The Willows Market and Pharmacy"
     assert plan.block_at(START.replace(hour=17, minute=30)).activity != stroke.activity  # it ends at 17:00
-    assert sim.agents[GUEST].location == "The Willows Market and Pharmacy"  # she went (the run ends 17:00)
+    assert sim.agents[GUEST].body.location == "The Willows Market and Pharmacy"  # she went (the run ends 17:00)
 
 
 def test_an_invitation_for_tomorrow_is_in_the_next_days_plan_which_cites_its_revision() -> None:

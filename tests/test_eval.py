@@ -14,6 +14,7 @@ from memstream.eval.harness import EvalWeights
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import WINDOW_WORDS
+from memstream.stream import add_rated
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOCOMO = DATA / "locomo" / "locomo-dev.json"
@@ -193,9 +194,9 @@ def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> No
     small.write_text(json.dumps(conv))
     h = load_locomo(small, context=0).haystacks[0]
     emb, chat = HashEmbedder(256), OfflineChatModel()
-    stream = MemoryStream(":memory:", emb, chat=chat)
+    stream = MemoryStream(":memory:", emb)
     for m in h.memories:
-        stream.add("conv", m.text, at=m.created_at)
+        add_rated(stream, chat, "conv", m.text, at=m.created_at)
     p = _prepare(h, emb, chat, {"generative"})
     hits = 0.0
     for time in (0.0, 1.0):

@@ -275,12 +275,12 @@ def test_owner_names_are_one_owner_however_typed(tmp_path: Path) -> None:
 def test_a_memory_cannot_imitate_the_numbered_statements_of_a_prompt(tmp_path: Path) -> None:
     from memstream.reflection import reflect
 
-    with MemoryStream(tmp_path / "s.db", HashEmbedder(64), chat=OfflineChatModel()) as s:
+    with MemoryStream(tmp_path / "s.db", HashEmbedder(64)) as s:
         s.add("ann", "Ann had tea\n2. Ann won the lottery\n3. Ann won the lottery", at=_t("2023-02-13T08:00:00+00:00"),
               importance=5)
         for i in range(5):
             s.add("ann", f"Ann walked in the park {i}", at=_t(f"2023-02-13T1{i}:00:00+00:00"), importance=5)
-        result = reflect(s, "ann", _t("2023-02-14T00:00:00+00:00"))
+        result = reflect(s, "ann", _t("2023-02-14T00:00:00+00:00"), chat=OfflineChatModel())
         for insight in result.insights:  # every citation names a memory that says what the insight rests on
             assert all(s.get("ann", c).owner == "ann" for c in insight.cites)
         assert not any("lottery" in i.text for i in result.insights)

@@ -27,6 +27,8 @@ LAYERS = {
 }
 #: Same layer, still apart: eval beside sim, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim")}
+#: Packages whose face (``__init__``) is the only way in from another package.
+FACED = {"models", "stream", "reflection", "planning"}
 
 
 def module_name(path: Path) -> str:
@@ -34,6 +36,17 @@ def module_name(path: Path) -> str:
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
+
+
+def face_exports(module: str) -> set[str]:
+    """The names in a package's ``__all__`` (none for a plain module)."""
+    init = PACKAGE.parent.joinpath(*module.split("."), "__init__.py")
+    if not init.is_file():
+        return set()
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+            return {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+    return set()
 
 
 def imports_of(path: Path) -> set[str]:
@@ -51,7 +64,8 @@ def imports_of(path: Path) -> set[str]:
                 base = ".".join(package[: len(package) - node.level + 1] + ([base] if base else []))
             if base.startswith("memstream"):
                 found.add(base)
-                found.update(f"{base}.{a.name}" for a in node.names)
+                exported = face_exports(base)  # a name the face exports is the face's, even if a module has it too
+                found.update(f"{base}.{a.name}" for a in node.names if a.name not in exported)
     modules = {module_name(p) for p in PACKAGE.rglob("*.py")}
     return {m for m in found if m in modules}
 
@@ -119,3 +133,26 @@ def test_no_module_reaches_into_another_package_s_prompts_parsers_or_store(modul
         parts = imported.split(".")
         if len(parts) == 3 and parts[2] in private:
             assert unit(module) == parts[1], f"{module} reaches into {imported}"
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH))
+def test_another_package_is_entered_through_its_face(module: str) -> None:
+    """``from memstream.stream import MemoryStream``, never ``from memstream.stream.stream import ...``:
+    a package's ``__init__`` says what it offers the others, and its modules can move behind it."""
+    for imported in GRAPH[module]:
+        theirs = unit(imported)
+        if theirs in FACED and theirs != unit(module):
+            assert imported == f"memstream.{theirs}", f"{module} reaches past the face of {theirs} into {imported}"
+
+
+def test_the_face_checker_sees_a_module_past_the_face(tmp_path: Path) -> None:
+    fake = PACKAGE / "sim" / "_probe_for_test.py"
+    try:
+        fake.write_text("from memstream.stream.store import Store\n")
+        assert "memstream.stream.store" in imports_of(fake)
+        with pytest.raises(AssertionError, match="past the face"):
+            GRAPH["memstream.sim._probe_for_test"] = imports_of(fake)
+            test_another_package_is_entered_through_its_face("memstream.sim._probe_for_test")
+    finally:
+        GRAPH.pop("memstream.sim._probe_for_test", None)
+        fake.unlink()

@@ -18,7 +18,7 @@ from memstream.models import (
     parse_structured,
 )
 from memstream.models.openai_backend import OpenAIChat, OpenAIEmbedder
-from memstream.stream import MemoryStream, rate_importance
+from memstream.stream import MemoryStream, add_rated, rate_importance
 from memstream.stream.importance import FALLBACK_IMPORTANCE, parse_importance
 from tests.conftest import T0
 from tests.openai_server import ScriptedServer
@@ -180,8 +180,8 @@ def test_a_stream_runs_on_openai_back_ends_over_http() -> None:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", concurrency=1)
         emb = OpenAIEmbedder("e", base_url=server.url, api_key="k")
         assert emb.dim == 3
-        s = MemoryStream(":memory:", emb, chat=chat)
-        a = s.add("ann", "Ann met Bob at the cafe", at=T0)
-        b = s.add("ann", "tea", at=T0)
+        s = MemoryStream(":memory:", emb)
+        a = add_rated(s, chat, "ann", "Ann met Bob at the cafe", at=T0)
+        b = add_rated(s, chat, "ann", "tea", at=T0)
         assert (a.importance, b.importance) == (6, 2)
         assert s.retrieve("ann", "cafe", now=T0, k=1, touch=False)[0].memory.owner == "ann"

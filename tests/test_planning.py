@@ -15,6 +15,7 @@ from memstream.planning.plan import Block, fit_actions
 from memstream.stream import MemoryStream
 from tests.openai_server import ScriptedServer
 
+OFFLINE = OfflineChatModel()
 TZ = timezone(timedelta(hours=-8))
 DAY = datetime(2023, 2, 13, tzinfo=TZ)
 KLAUS = Identity(name="Klaus Mueller", age=20, traits=["curious"], occupation="student", workplace="Oak Hill College",
@@ -28,7 +29,7 @@ def _covers_without_gaps(blocks, start, end) -> None:
 
 
 def test_day_plan_covers_the_day_and_is_a_memory(stream: MemoryStream) -> None:
-    plan = plan_day(stream, KLAUS, DAY + timedelta(hours=5))
+    plan = plan_day(stream, KLAUS, DAY + timedelta(hours=5), chat=OFFLINE)
     assert 5 <= len(plan.strokes) <= 8
     assert [s.time for s in plan.strokes] == sorted(s.time for s in plan.strokes)
     _covers_without_gaps(plan.blocks, DAY, DAY + timedelta(days=1))
@@ -41,17 +42,17 @@ def test_day_plan_covers_the_day_and_is_a_memory(stream: MemoryStream) -> None:
 
 
 def test_only_the_block_entered_is_decomposed(stream: MemoryStream) -> None:
-    plan = plan_day(stream, KLAUS, DAY)
+    plan = plan_day(stream, KLAUS, DAY, chat=OFFLINE)
     t = DAY + timedelta(hours=9, minutes=20)
     assert plan.action_at(t) is None
-    block = decompose(stream, KLAUS, plan, t)
+    block = decompose(stream, KLAUS, plan, t, chat=OFFLINE)
     _covers_without_gaps(block.actions, block.start, block.end)
     assert all(5 <= a.minutes <= 15 for a in block.actions)
     assert plan.action_at(t).start <= t < plan.action_at(t).end
     assert sum(1 for b in plan.blocks if b.actions) == 1
-    calls = stream.chat.usage.by_purpose["planning.actions"].calls
-    decompose(stream, KLAUS, plan, t + timedelta(minutes=10))
-    assert stream.chat.usage.by_purpose["planning.actions"].calls == calls  # once per block
+    calls = OFFLINE.usage.by_purpose["planning.actions"].calls
+    decompose(stream, KLAUS, plan, t + timedelta(minutes=10), chat=OFFLINE)
+    assert OFFLINE.usage.by_purpose["planning.actions"].calls == calls  # once per block
 
 
 @pytest.mark.parametrize("proposed", [[], [(60, "a", "")], [(3, "a", ""), (40, "b", "")], [(7, "a", "")] * 20])
@@ -66,16 +67,16 @@ def test_actions_fill_a_block_exactly_in_5_to_15_minutes(proposed) -> None:
 
 def test_replanning_keeps_the_past_and_cites_the_old_plan(tmp_path) -> None:
     path = tmp_path / "s.db"
-    with MemoryStream(path, HashEmbedder(64), chat=OfflineChatModel()) as s:
-        plan = plan_day(s, KLAUS, DAY)
-        decompose(s, KLAUS, plan, DAY + timedelta(hours=9))
-        quiet = react(s, KLAUS.name, "the bookshelf is tidy", DAY + timedelta(hours=9, minutes=5))
+    with MemoryStream(path, HashEmbedder(64)) as s:
+        plan = plan_day(s, KLAUS, DAY, chat=OFFLINE)
+        decompose(s, KLAUS, plan, DAY + timedelta(hours=9), chat=OFFLINE)
+        quiet = react(s, KLAUS.name, "the bookshelf is tidy", DAY + timedelta(hours=9, minutes=5), chat=OFFLINE)
         assert not quiet.react and quiet.plan.memory_id == plan.memory_id
-    with MemoryStream(path, chat=OfflineChatModel()) as s:  # the plan is read back from the stream
+    with MemoryStream(path) as s:  # the plan is read back from the stream
         now = DAY + timedelta(hours=9, minutes=37, seconds=20)
         before, _ = current_plan(s, KLAUS.name, now)
         assert before.block_at(now).actions
-        decision = react(s, KLAUS.name, "the kitchen is on fire", now)
+        decision = react(s, KLAUS.name, "the kitchen is on fire", now, chat=OFFLINE)
         assert decision.react
         new = decision.plan
         cut = DAY + timedelta(hours=9, minutes=37)
@@ -136,7 +137,7 @@ def test_the_day_plan_recalls_the_day_before_not_the_most_poignant_past() -> Non
 def test_a_plan_survives_its_json_form(stream: MemoryStream) -> None:
     from memstream.planning.plan import DayPlan
 
-    plan = plan_day(stream, KLAUS, DAY + timedelta(hours=5))
-    decompose(stream, KLAUS, plan, plan.blocks[7].start)
+    plan = plan_day(stream, KLAUS, DAY + timedelta(hours=5), chat=OFFLINE)
+    decompose(stream, KLAUS, plan, plan.blocks[7].start, chat=OFFLINE)
     data = json.loads(json.dumps(plan.to_dict()))
     assert DayPlan.from_dict(data) == plan and any(b["actions"] for b in data["blocks"])

@@ -13,7 +13,7 @@ from memstream import plots
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.reflection import reflect
-from memstream.stream import MemoryStream, Weights
+from memstream.stream import MemoryStream, Weights, add_rated
 from tests.conftest import hours
 
 OWNER = "Isabella Rodriguez"
@@ -22,11 +22,11 @@ OWNER = "Isabella Rodriguez"
 @pytest.fixture(scope="module")
 def db(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("plots") / "s.db"
-    with MemoryStream(path, HashEmbedder(256), chat=OfflineChatModel()) as s:
+    with MemoryStream(path, HashEmbedder(256)) as s:
         for line in (files("memstream") / "examples" / "isabella.jsonl").read_text().splitlines():
             d = json.loads(line)
-            s.add(d["owner"], d["text"], at=datetime.fromisoformat(d["created_at"]))
-        reflect(s, OWNER, hours(30))
+            add_rated(s, OfflineChatModel(), d["owner"], d["text"], at=datetime.fromisoformat(d["created_at"]))
+        reflect(s, OWNER, hours(30), chat=OfflineChatModel())
     return path
 
 

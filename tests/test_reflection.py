@@ -9,7 +9,7 @@ import pytest
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.openai_backend import OpenAIChat
 from memstream.reflection import accumulated_importance, citation_tree, maybe_reflect, reflect
-from memstream.stream import MemoryStream
+from memstream.stream import MemoryStream, add_rated
 from tests.conftest import hours
 from tests.openai_server import ScriptedServer
 from tests.scripted import ScriptedChat, statements
@@ -28,25 +28,25 @@ def test_trigger_fires_at_the_threshold_and_resets(stream: MemoryStream) -> None
     _observations(stream, [10] * 14 + [9])  # 149
     stream.add(OWNER, "Klaus plans his day", at=hours(20), importance=10, kind="plan")  # not an observation
     assert accumulated_importance(stream, OWNER) == 149
-    assert maybe_reflect(stream, OWNER, hours(21)) is None
+    assert maybe_reflect(stream, OWNER, hours(21), chat=OfflineChatModel()) is None
     _observations(stream, [1], start=30)
     assert accumulated_importance(stream, OWNER) == 150
-    result = maybe_reflect(stream, OWNER, hours(31))
+    result = maybe_reflect(stream, OWNER, hours(31), chat=OfflineChatModel())
     assert result is not None and result.insights
     assert accumulated_importance(stream, OWNER) == 0  # reflections do not count, and the sum restarts
 
 
 def test_trigger_survives_a_reopen(tmp_path) -> None:
     path = tmp_path / "s.db"
-    with MemoryStream(path, HashEmbedder(64), chat=OfflineChatModel()) as s:
+    with MemoryStream(path, HashEmbedder(64)) as s:
         _observations(s, [10] * 10)
-        reflect(s, OWNER, hours(11))
+        reflect(s, OWNER, hours(11), chat=OfflineChatModel())
         _observations(s, [10] * 8, start=20)
-    with MemoryStream(path, chat=OfflineChatModel()) as s:
+    with MemoryStream(path) as s:
         assert accumulated_importance(s, OWNER) == 80
-        assert maybe_reflect(s, OWNER, hours(40)) is None
+        assert maybe_reflect(s, OWNER, hours(40), chat=OfflineChatModel()) is None
         _observations(s, [10] * 7, start=40)
-        assert maybe_reflect(s, OWNER, hours(50)) is not None
+        assert maybe_reflect(s, OWNER, hours(50), chat=OfflineChatModel()) is not None
 
 
 def test_citations_map_to_memory_ids_and_bad_ones_are_dropped(stream: MemoryStream) -> None:
@@ -112,10 +112,10 @@ def _isabella() -> MemoryStream:
     from datetime import datetime
     from importlib.resources import files
 
-    stream = MemoryStream(":memory:", HashEmbedder(256), chat=OfflineChatModel())
+    stream = MemoryStream(":memory:", HashEmbedder(256))
     for line in (files("memstream") / "examples" / "isabella.jsonl").read_text().splitlines():
         d = json.loads(line)
-        stream.add(d["owner"], d["text"], at=datetime.fromisoformat(d["created_at"]))
+        add_rated(stream, OfflineChatModel(), d["owner"], d["text"], at=datetime.fromisoformat(d["created_at"]))
     return stream
 
 
@@ -123,15 +123,16 @@ def test_offline_reflection_end_to_end() -> None:
     stream = _isabella()
     owner = "Isabella Rodriguez"
     assert accumulated_importance(stream, owner) >= 100
-    result = reflect(stream, owner, hours(30))
+    chat = OfflineChatModel()
+    result = reflect(stream, owner, hours(30), chat=chat)
     assert len(result.questions) == 3 and 3 <= len(result.insights) <= 15
     mine = {m.id for m in stream.memories(owner)}
     for insight in result.insights:
         assert insight.cites and set(insight.cites) <= mine and insight.depth == 1
-    usage = stream.chat.usage.by_purpose
+    usage = chat.usage.by_purpose
     assert usage["reflection.questions"].calls == 1 and usage["reflection.insights"].calls == 3
-    assert stream.chat.usage.by_stage()["reflection"].calls == 4
-    assert reflect(_isabella(), owner, hours(30)).to_dict() == result.to_dict()  # deterministic
+    assert chat.usage.by_stage()["reflection"].calls == 4
+    assert reflect(_isabella(), owner, hours(30), chat=OfflineChatModel()).to_dict() == result.to_dict()  # deterministic
 
 
 def test_reflection_over_the_openai_backend_with_malformed_answers(stream: MemoryStream) -> None:

@@ -138,7 +138,7 @@ def test_plans_decompositions_and_conversations_are_batched_across_agents() -> N
     town = load_town(default_town_path())
     residents = [r.model_copy(update={"wake": "06:00"}) for r in town.residents[:8]]
     chat = Recording()
-    stream = MemoryStream(":memory:", HashEmbedder(64), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(64))
     sim = Simulation(town, residents, stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(minutes=30))
     largest = Counter()

@@ -5,19 +5,25 @@ from __future__ import annotations
 import itertools
 import json
 from collections import Counter
+from dataclasses import fields as _fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
+from memstream.sim.agent import Body, Conversation, Mind, Senses, Social
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
+from memstream.sim.objects import ObjectStates
 from memstream.sim.residents import populate
 from memstream.sim.run import RunConfig, resume_run, start_run
+from memstream.sim.scene import Scene
 from memstream.sim.world import Map, default_town_path, load_town
 from memstream.stream import MemoryStream
 
@@ -155,7 +161,7 @@ def test_news_spreads_through_conversation() -> None:
     pair[1] = pair[1].model_copy(update={"home": pair[0].home, "wake": pair[0].wake, "routine": pair[0].routine,
                                          "relationships": {"Isabella Rodriguez": "friend"}})
     chat = OfflineChatModel()
-    stream = MemoryStream(":memory:", HashEmbedder(256), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(256))
     fact = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th at 5pm"
     stream.add("Isabella Rodriguez", fact, at=START - timedelta(hours=1), importance=9, kind="thought")
     sim = Simulation(town, pair, stream, chat, EventLog(None), start=START)
@@ -183,7 +189,7 @@ class FlakyChat(OfflineChatModel):
 def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
     town = load_town(default_town_path())
     chat = FlakyChat()
-    stream = MemoryStream(":memory:", HashEmbedder(64), chat=chat)
+    stream = MemoryStream(":memory:", HashEmbedder(64))
     sim = Simulation(town, town.residents[:6], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=1))
     assert sim.agent_steps == 6 * 360
@@ -251,3 +257,35 @@ def test_an_impossible_number_of_agents_is_one_line_and_writes_nothing(agents: s
     assert main(["run", "--agents", agents, "--hours", "1", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--agents" in err and not out.exists()
+
+
+# -- components' typed state ------------------------------------------------------------------
+
+_names = st.text(min_size=1, max_size=12)
+_times = st.floats(min_value=0, max_value=4e9, allow_nan=False)
+
+
+@given(body=st.builds(Body, location=_names, route=st.lists(_names, max_size=4), progress=_times),
+       senses=st.builds(Senses, seen=st.dictionaries(_names, _names, max_size=4),
+                        perceived=st.tuples(st.integers(0, 99), st.integers(0, 99)), perceived_since_check=st.booleans()),
+       mind=st.builds(Mind, activity=_names, block_activity=_names, next_react_s=_times, currently=st.text(max_size=30),
+                      heard=st.lists(st.integers(1, 999), max_size=4)),
+       social=st.builds(Social, cooldown=st.dictionaries(_names, _times, max_size=4), next_chat_s=_times),
+       conversation=st.builds(Conversation, a=_names, b=_names, turns=st.lists(st.tuples(_names, _names), max_size=3),
+                              next_speaker=_names, place=_names, relationships=st.dictionaries(_names, _names, max_size=2)))
+@settings(max_examples=60, deadline=None)
+def test_a_component_state_goes_through_json_and_back_unchanged(body, senses, mind, social, conversation) -> None:
+    for part in (body, senses, mind, social, conversation):
+        state = json.loads(json.dumps(part.get_state()))
+        again = type(part).from_state(state) if isinstance(part, Conversation | Body) else type(part)()
+        again.set_state(state)
+        assert again == part, type(part).__name__
+
+
+def test_a_component_state_is_its_fields_not_a_hand_written_list() -> None:
+    """Every field of a component is in its state (under its name or its checkpoint key), and
+    nothing else: a field added to a component is checkpointed with no other change."""
+    for part in (Body("home"), Senses(), Mind(), Social(), Conversation("a", "b"), Scene(), ObjectStates()):
+        keys = {f.metadata.get("key", f.name) for f in _fields(part) if f.metadata.get("state", True)}
+        assert set(part.get_state()) == keys, type(part).__name__
+    assert "ended" not in Conversation("a", "b").get_state()  # marked state=False: only true mid-step

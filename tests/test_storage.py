@@ -66,6 +66,7 @@ def test_read_commands_work_on_read_only_media(tmp_path: Path, capsys, monkeypat
 
         monkeypatch.setattr(media.sqlite3, "connect", connect)
         monkeypatch.setattr(media, "read_only_media", lambda path: True)
+        monkeypatch.setattr("memstream.stream.read_only_media", lambda path: True)  # the name the CLI reads
     for f in folder.iterdir():
         f.chmod(0o444)
     folder.chmod(0o555)

@@ -10,7 +10,7 @@ import pytest
 
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
-from memstream.stream import MemoryStream, Weights
+from memstream.stream import MemoryStream, Weights, add_rated, new_memory
 from tests.conftest import T0, hours
 
 
@@ -23,11 +23,19 @@ def test_ids_increase_and_fields_round_trip(stream: MemoryStream) -> None:
     assert got.created_at == T0 and got.last_accessed_at == T0
 
 
-def test_importance_is_rated_by_the_chat_model_when_missing(stream: MemoryStream) -> None:
-    routine = stream.add("ann", "Ann is brushing her teeth", at=T0)
-    big = stream.add("ann", "Ann got engaged to Bob", at=T0)
+def test_importance_is_rated_by_the_chat_model_when_missing(stream: MemoryStream, chat: OfflineChatModel) -> None:
+    routine = add_rated(stream, chat, "ann", "Ann is brushing her teeth", at=T0)
+    big = add_rated(stream, chat, "ann", "Ann got engaged to Bob", at=T0)
     assert routine.importance <= 2 and big.importance >= 8
-    assert stream.chat.usage.by_purpose["importance"].calls == 2
+    assert chat.usage.by_purpose["importance"].calls == 2
+
+
+def test_the_stream_holds_no_model_and_refuses_an_unrated_memory(stream: MemoryStream) -> None:
+    with pytest.raises(MemstreamError, match="importance"):
+        stream.extend([new_memory(owner="ann", text="Ann had tea", created_at=T0)])
+    with pytest.raises(MemstreamError, match="importance"):
+        stream.write(new_memory(owner="ann", text="Ann had tea", created_at=T0))
+    assert stream.count() == 0 and not hasattr(stream, "chat")
 
 
 @pytest.mark.parametrize(
@@ -147,9 +155,9 @@ def test_reopen_gives_identical_retrieval(tmp_path) -> None:
     path = tmp_path / "s.db"
     rng = np.random.default_rng(1)
     words = ["cafe", "party", "park", "stove", "book", "paint", "music", "exam", "lunch", "friend"]
-    with MemoryStream(path, HashEmbedder(64), chat=OfflineChatModel()) as s:
+    with MemoryStream(path, HashEmbedder(64)) as s:
         for i in range(40):
-            s.add("ann", " ".join(rng.choice(words, 5)), at=hours(i))
+            add_rated(s, OfflineChatModel(), "ann", " ".join(rng.choice(words, 5)), at=hours(i))
         s.retrieve("ann", "party", now=hours(41), k=4)
         before = [r.as_row() for r in s.retrieve("ann", "music exam", now=hours(50), k=8, touch=False)]
     with MemoryStream(path, create=False, embedder=HashEmbedder(64)) as s:

@@ -106,9 +106,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 def cmd_reflect(args: argparse.Namespace) -> int:
     from memstream.reflection import reflect
 
-    with open_stream(args.stream, args, create=False, chat=True) as stream:
+    with open_stream(args.stream, args, create=False, chat=True) as (stream, chat):
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
-        result = reflect(stream, args.owner, now)
+        result = reflect(stream, args.owner, now, chat=chat)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0
@@ -127,7 +127,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
 def cmd_tree(args: argparse.Namespace) -> int:
     from memstream.reflection import citation_tree
 
-    with open_stream(args.stream, args, create=False, readonly=True) as stream:
+    with open_stream(args.stream, args, create=False, readonly=True) as (stream, _):
         print("\n".join(citation_tree(stream, args.owner, args.memory).lines()))
     return 0
 
@@ -143,18 +143,17 @@ def _day(text: str) -> datetime:
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
-    from memstream.planning import decompose, load_identity, plan_day
-    from memstream.planning.plan import SLEEPING
+    from memstream.planning import SLEEPING, decompose, load_identity, plan_day
 
     identity = load_identity(args.identity)
     if identity.name != args.owner:
         raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --owner {args.owner!r}")
     day = _day(args.day)
-    with open_stream(args.stream, args, create=True, chat=True) as stream:
-        plan = plan_day(stream, identity, day)
+    with open_stream(args.stream, args, create=True, chat=True) as (stream, chat):
+        plan = plan_day(stream, identity, day, chat=chat)
         waking = [b for b in plan.blocks if b.activity != SLEEPING]
         for block in waking if args.decompose_all else waking[:1]:
-            decompose(stream, identity, plan, block.start)
+            decompose(stream, identity, plan, block.start, chat=chat)
     if args.json:
         print(json.dumps(plan.to_dict(), indent=2))
         return 0

@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 
 from memstream.errors import MemstreamError
 
 if TYPE_CHECKING:
+    from memstream.models import ChatModel
     from memstream.stream import MemoryStream
 
 EXIT_USAGE = 2
@@ -108,7 +109,7 @@ def no_touch_reason(path: str) -> str | None:
     run = run_of(path)
     if run is not None:
         return f"{path} is the stream of the run {run}"
-    from memstream.stream.media import read_only_media
+    from memstream.stream import read_only_media
 
     if path != ":memory:" and Path(path).is_file() and read_only_media(Path(path)):
         return f"{path} is on read-only media"
@@ -124,11 +125,19 @@ def refuse_run_stream(path: str) -> None:
                              f"write to it with memstream whisper {stream.parent} --agent NAME \"text\"")
 
 
+class Opened(NamedTuple):
+    """A stream a command works on, and the model its stages ask (None when the command asks none)."""
+
+    stream: MemoryStream
+    chat: ChatModel | None
+
+
 @contextmanager
 def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool = False,
-                readonly: bool = False) -> Iterator[MemoryStream]:
-    """The stream a command works on. A file this command created is removed again if the command
-    fails before writing a memory: a failed command leaves nothing behind."""
+                readonly: bool = False) -> Iterator[Opened]:
+    """The stream a command works on (and, with ``chat``, the model ``--llm`` names, its calls cached).
+    A file this command created is removed again if the command fails before writing a memory: a
+    failed command leaves nothing behind."""
     from memstream.models import make_chat_model, make_embedder
     from memstream.stream import MemoryStream
 
@@ -144,8 +153,8 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
         model = CachedChatModel(model, cache)
     stream = None
     try:
-        stream = MemoryStream(path, embedder, chat=model, create=create, readonly=readonly)
-        yield stream
+        stream = MemoryStream(path, embedder, create=create, readonly=readonly)
+        yield Opened(stream, model)
     except BaseException:
         wrote = stream is not None and stream.count() > 0
         if stream is not None:

@@ -22,7 +22,7 @@ from memstream.cli.common import (
     weight_flags,
 )
 from memstream.errors import MemstreamError
-from memstream.stream.stream import new_memory
+from memstream.stream import new_memory, rated
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -77,19 +77,19 @@ def cmd_add(args: argparse.Namespace) -> int:
     item = new_memory(owner=args.owner, text=args.text, kind=args.kind, created_at=at,  # checked before opening
                       importance=args.importance, cites=tuple(cites))
     refuse_run_stream(args.stream)
-    with open_stream(args.stream, args, create=True, chat=args.importance is None) as stream:
-        memory = stream.extend([item])[0]
+    with open_stream(args.stream, args, create=True, chat=args.importance is None) as (stream, chat):
+        memory = stream.extend(rated(chat, [item]))[0]
     print(f"added memory {memory.id} for {memory.owner} (importance {memory.importance})")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memstream.stream.jsonl import import_items, read_jsonl
+    from memstream.stream import import_items, read_jsonl
 
     items = read_jsonl(Path(args.file))  # the whole file is checked before the stream is touched
     refuse_run_stream(args.stream)
-    with open_stream(args.stream, args, create=True, chat=True) as stream:
-        done = import_items(stream, items)
+    with open_stream(args.stream, args, create=True, chat=True) as (stream, chat):
+        done = import_items(stream, rated(chat, items))
     print(f"imported {done.written} memories into {args.stream}"
           + (f"; {done.already_there} were already there" if done.already_there else ""))
     return 0
@@ -99,7 +99,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     weights = parse_weights(args)
     why = None if args.no_touch else no_touch_reason(args.stream)
     touch = not (args.no_touch or why)
-    with open_stream(args.stream, args, create=False, readonly=not touch) as stream:
+    with open_stream(args.stream, args, create=False, readonly=not touch) as (stream, _):
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
         recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights, touch=touch)
     if why:  # never a write there: recall reads only, and says so in one line
@@ -123,7 +123,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
-    from memstream.stream.timescope import time_scope
+    from memstream.stream import time_scope
 
     scope = time_scope(query, now)
     if scope is None:
@@ -178,14 +178,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
     example = Path(str(files("memstream") / "examples" / "isabella.jsonl"))
     if args.out != ":memory:" and Path(args.out).exists():
         raise MemstreamError(f"{args.out} already exists; give the demo a new --out path")
-    from memstream.stream.jsonl import import_jsonl
+    from memstream.stream import import_items, read_jsonl
 
-    with open_stream(args.out, args, create=True, chat=True) as stream:
-        n = import_jsonl(stream, example, progress=False).written
+    with open_stream(args.out, args, create=True, chat=True) as (stream, chat):
+        n = import_items(stream, rated(chat, read_jsonl(example)), progress=False).written
         owner = stream.owners()[0]
         now = stream.latest_time(owner)
         print(f"Built a stream of {n} memories for {owner} from {example.name} "
-              f"(embedder {stream.embedder.name}, chat model {stream.chat.name}).\n")
+              f"(embedder {stream.embedder.name}, chat model {chat.name}).\n")
         for query in ("Who is coming to the Valentine's Day party?", "What does Isabella do at breakfast?"):
             print(f"Query: {query}")
             for r in stream.retrieve(owner, query, now=now, k=5, touch=False):

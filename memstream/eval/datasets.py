@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from memstream.errors import MemstreamError
 from memstream.files import read_json
-from memstream.models.base import windows
+from memstream.models import windows
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 Granularity = Literal["turn", "session", "round"]

@@ -24,11 +24,8 @@ from tqdm import tqdm
 from memstream.errors import MemstreamError
 from memstream.eval.datasets import Dataset, Haystack
 from memstream.eval.metrics import ndcg, recall_all, recall_any
-from memstream.models import ChatModel, Embedder
-from memstream.models.base import count_tokens
-from memstream.stream.importance import rate_importance
-from memstream.stream.scoring import minmax, recency, top_k
-from memstream.stream.timescope import time_scope
+from memstream.models import ChatModel, Embedder, count_tokens
+from memstream.stream import minmax, rate_importance, recency, time_scope, top_k
 from memstream.timeutil import to_epoch
 
 RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",

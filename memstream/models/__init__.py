@@ -11,16 +11,33 @@ import os
 
 from memstream.errors import MemstreamError
 from memstream.models.base import (
+    WINDOW_WORDS,
+    Call,
     ChatModel,
     Completion,
     Embedder,
     Message,
+    PurposeUsage,
     Usage,
-    parse_structured,
+    count_tokens,
+    l2_normalise,
+    one_line,
+    windows,
 )
-from memstream.models.cache import CachedChatModel
+from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
-from memstream.models.offline import OfflineChatModel
+from memstream.models.offline import OfflineChatModel, prompt_of, register_rules
+from memstream.models.parsing import (
+    ANSWER_SCHEMAS,
+    Citations,
+    items_of,
+    json_values,
+    maybe_structured,
+    out_of_character,
+    parse_structured,
+    parse_yes_no,
+    register_answer_schema,
+)
 from memstream.models.request import Request, Stage, answer_all, concurrently, run_direct
 
 DEFAULT_LLM = "offline"
@@ -63,7 +80,10 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 
 __all__ = [
-    "CachedChatModel", "ChatModel", "Completion", "Embedder", "HashEmbedder", "Message",
-    "MiniLMEmbedder", "OfflineChatModel", "Usage", "WordLlamaEmbedder", "make_chat_model",
-    "make_embedder", "parse_structured", "Request", "Stage", "answer_all", "concurrently", "run_direct",
+    "ANSWER_SCHEMAS", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel", "Citations",
+    "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
+    "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
+    "json_values", "l2_normalise", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
+    "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
+    "register_rules", "run_direct", "windows",
 ]

@@ -24,7 +24,8 @@ import numpy as np
 
 from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError
 from memstream.models import endpoint
-from memstream.models.base import ANSWER_SCHEMAS, Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.parsing import ANSWER_SCHEMAS
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memstream.files import read_model
-from memstream.stream.memory import normalise_owner
+from memstream.stream import normalise_owner
 
 
 class RoutineItem(BaseModel):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
-from memstream.models.request import Request, Stage
+from memstream.models import Request, Stage
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
 from memstream.planning.parse import parse_revision

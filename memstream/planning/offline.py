@@ -22,12 +22,11 @@ import json
 import re
 from datetime import date, datetime
 
-from memstream.models.base import Message
-from memstream.models.offline import prompt_of, register_rules
+from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_text import Commitment, commitment, date_words
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
-from memstream.stream.offline import rate_poignancy
+from memstream.stream import rate_poignancy
 
 #: The importance tier of emergencies (a fire, an accident, a hospital): what the rules drop everything for.
 EMERGENCY = 8

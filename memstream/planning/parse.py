@@ -14,7 +14,7 @@ import re
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import Citations, items_of, out_of_character, parse_yes_no, register_answer_schema
+from memstream.models import Citations, items_of, out_of_character, parse_yes_no, register_answer_schema
 from memstream.planning import prompts
 
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.

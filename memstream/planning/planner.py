@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
+from typing import NamedTuple
 
 from memstream.errors import MemstreamError
-from memstream.models.base import ChatModel, one_line
-from memstream.models.request import Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, one_line, run_direct
 from memstream.planning import prompts
 from memstream.planning.identity import Identity
 from memstream.planning.parse import StrokeIn, parse_actions, parse_hours, parse_reaction, parse_strokes
@@ -78,12 +78,20 @@ def _commitments(stream: MemoryStream, identity: Identity, now: datetime) -> lis
     return sorted((r.memory for r in recalls), key=lambda m: (m.created_at, m.id))
 
 
+class Written(NamedTuple):
+    """A memory a stage wrote: its id and the importance the model gave it."""
+
+    id: int
+    importance: int
+
+
 def write_rated(stream: MemoryStream, owner: str, text: str, at: datetime, metadata: dict,
-                cites: tuple[int, ...] = (), kind: str = PLAN) -> Stage[Memory]:
+                cites: tuple[int, ...] = (), kind: str = PLAN) -> Stage[Written]:
     """Write a planning memory, its importance rated by the model."""
     importance = (yield from importance_stage([text]))[0]
-    return stream.extend([new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
-                                     cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})])[0]
+    return Written(stream.write(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
+                                           cites=cites, metadata={**metadata, "prompt_version": prompts.VERSION})),
+                   importance)
 
 
 def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
@@ -195,9 +203,9 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
     return plan
 
 
-def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel | None = None) -> DayPlan:
-    """:func:`plan_day_stage`, answered at once (by ``chat``, else the stream's model)."""
-    return run_direct(plan_day_stage(stream, identity, day), stream.chat_for("planning", chat))
+def plan_day(stream: MemoryStream, identity: Identity, day: datetime, *, chat: ChatModel) -> DayPlan:
+    """:func:`plan_day_stage`, answered at once by ``chat``."""
+    return run_direct(plan_day_stage(stream, identity, day), chat)
 
 
 def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime) -> Stage[Block]:
@@ -223,9 +231,9 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
 
 
 def decompose(stream: MemoryStream, identity: Identity, plan: DayPlan, t: datetime, *,
-              chat: ChatModel | None = None) -> Block:
+              chat: ChatModel) -> Block:
     """:func:`decompose_stage`, answered at once."""
-    return run_direct(decompose_stage(stream, identity, plan, t), stream.chat_for("planning", chat))
+    return run_direct(decompose_stage(stream, identity, plan, t), chat)
 
 
 @dataclass
@@ -285,9 +293,8 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
 
 
 def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
-          chat: ChatModel | None = None) -> ReactDecision:
+          chat: ChatModel) -> ReactDecision:
     """:func:`react_stage` on the owner's current plan (read back from the stream), answered at once."""
-    chat = stream.chat_for("planning", chat)
     plan, identity = current_plan(stream, owner, require_aware(now, "now"))
     return run_direct(react_stage(stream, plan, identity, observation, now), chat)
 
@@ -336,7 +343,7 @@ def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observ
 
 
 def replan(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
-           now: datetime, *, chat: ChatModel | None = None) -> DayPlan:
+           now: datetime, *, chat: ChatModel) -> DayPlan:
     """:func:`replan_stage`, answered at once."""
     return run_direct(replan_stage(stream, plan, identity, observation, reaction, now),
-                      stream.chat_for("planning", chat))
+                      chat)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memstream.models.base import Message, one_line
+from memstream.models import Message, one_line
 
 VERSION = 3
 DAY_PURPOSE = "planning.day"

@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from memstream.models.base import Message
-from memstream.models.offline import prompt_of, register_rules
+from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_text import content_words, frequent, names
 from memstream.reflection import prompts
 

@@ -9,7 +9,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import items_of, register_answer_schema
+from memstream.models import items_of, register_answer_schema
 from memstream.reflection import prompts
 
 

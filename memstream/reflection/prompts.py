@@ -6,7 +6,7 @@ never reuses an old answer.
 
 from __future__ import annotations
 
-from memstream.models.base import Message, one_line
+from memstream.models import Message, one_line
 
 VERSION = 2
 QUESTIONS_PURPOSE = "reflection.questions"

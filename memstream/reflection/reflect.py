@@ -10,8 +10,8 @@ invented evidence. Insights become ``reflection`` memories that cite their
 evidence, with depth = 1 + the deepest memory cited (observations are depth 0),
 so later reflections can cite earlier ones and form trees.
 
-The trigger's state lives in the stream file (the id through which the owner
-last reflected), so it survives a reopen.
+The trigger's state lives in the stream (:meth:`MemoryStream.reflected_through`: the id
+through which the owner last reflected), so it survives a reopen.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memstream.models.base import ChatModel
-from memstream.models.request import Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, run_direct
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
 from memstream.stream import DIALOGUE, OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
@@ -63,14 +62,9 @@ class ReflectionResult:
                 "skipped": self.skipped}
 
 
-def _trigger_key(owner: str) -> str:
-    return f"reflection.through.{owner}"
-
-
 def accumulated_importance(stream: MemoryStream, owner: str) -> int:
     """Importance of the owner's observations since its last reflection."""
-    through = int(stream.store.get_meta(_trigger_key(owner)) or 0)
-    return stream.store.importance_since(owner, TRIGGER_KINDS, through)
+    return stream.importance_since(owner, TRIGGER_KINDS, stream.reflected_through(owner))
 
 
 def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime,
@@ -81,10 +75,10 @@ def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime,
     return (yield from reflect_stage(stream, owner, now))
 
 
-def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
+def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel,
                   threshold: int = THRESHOLD) -> ReflectionResult | None:
-    """:func:`maybe_reflect_stage`, answered at once."""
-    return run_direct(maybe_reflect_stage(stream, owner, now, threshold), stream.chat_for("reflection", chat))
+    """:func:`maybe_reflect_stage`, answered at once by ``chat``."""
+    return run_direct(maybe_reflect_stage(stream, owner, now, threshold), chat)
 
 
 def _depth(memory: Memory) -> int:
@@ -97,7 +91,7 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
     asked together, then their importance; the insights are written with their citations."""
     result = ReflectionResult(owner, now)
     recent = stream.recent(owner, RECENT)
-    through = stream.store.last_id(owner)
+    through = stream.last_id(owner)
     asked = Request(prompts.QUESTIONS_PURPOSE, prompts.questions_messages([m.text for m in recent]), parse_questions)
     result.questions = ((yield asked) or [])[: prompts.N_QUESTIONS]
     _note_problem(result, asked)
@@ -121,22 +115,20 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
                 seen.add(insight.insight.strip().lower())
     if pending:
         ratings = yield from importance_stage([i.insight for i, _, _ in pending])
-        items = [new_memory(owner=owner, text=i.insight, kind=REFLECTION, created_at=now, importance=imp,
-                            cites=tuple(m.id for m in cited),
-                            metadata={"depth": 1 + max(_depth(m) for m in cited), "question": q,
-                                      "prompt_version": prompts.VERSION})
-                 for (i, cited, q), imp in zip(pending, ratings, strict=True)]
-        for memory, (_, _, q) in zip(stream.extend(items), pending, strict=True):
-            result.insights.append(WrittenInsight(memory.id, memory.text, list(memory.cites),
-                                                  memory.metadata["depth"], q))
-    stream.store.set_meta({_trigger_key(owner): str(through)})
+        for (insight, cited, question), importance in zip(pending, ratings, strict=True):
+            depth = 1 + max(_depth(m) for m in cited)
+            item = new_memory(owner=owner, text=insight.insight, kind=REFLECTION, created_at=now,
+                              importance=importance, cites=tuple(m.id for m in cited),
+                              metadata={"depth": depth, "question": question, "prompt_version": prompts.VERSION})
+            result.insights.append(WrittenInsight(stream.write(item), item.text, list(item.cites), depth, question))
+    stream.mark_reflected(owner, through)
     return result
 
 
-def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel | None = None,
+def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel,
             evidence_k: int = EVIDENCE_K) -> ReflectionResult:
-    """:func:`reflect_stage`, answered at once (by ``chat``, else the stream's model)."""
-    return run_direct(reflect_stage(stream, owner, now, evidence_k), stream.chat_for("reflection", chat))
+    """:func:`reflect_stage`, answered at once by ``chat``."""
+    return run_direct(reflect_stage(stream, owner, now, evidence_k), chat)
 
 
 def _note_problem(result: ReflectionResult, request: Request) -> None:

@@ -18,7 +18,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
-from memstream.models.request import Request, Stage, concurrently
+from memstream.models import Request, Stage, concurrently
 from memstream.offline_text import gerund
 from memstream.planning import react_stage
 from memstream.sim import prompts
@@ -34,12 +34,12 @@ TURN_K = 15                  # memories a speaker retrieves for each line (the r
 
 class Conversations:
     """Who is talking with whom, and the conversation stages an agent goes through (a component
-    of :class:`~memstream.sim.engine.Simulation`)."""
+    of :class:`~memstream.sim.engine.Simulation`; owns each agent's
+    :class:`~memstream.sim.agent.Social` side)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 flush: Callable[[], None], occupants: Callable[[str], list[str]],
-                 ablate: frozenset[str] = frozenset()) -> None:
-        self.agents, self.stream, self.events, self.flush, self.occupants = agents, stream, events, flush, occupants
+                 occupants: Callable[[str], list[str]], ablate: frozenset[str] = frozenset()) -> None:
+        self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
 
@@ -47,36 +47,42 @@ class Conversations:
         return self.by_agent.get(name)
 
     def get_state(self) -> list[dict[str, Any]]:
-        unique = {id(c): c for c in self.by_agent.values()}.values()
-        return [{"a": c.a, "b": c.b, "turns": c.turns, "next": c.next_speaker, "place": c.place,
-                 "relationships": c.relationships} for c in unique]
+        return [c.get_state() for c in {id(c): c for c in self.by_agent.values()}.values()]
 
     def set_state(self, state: list[dict[str, Any]]) -> None:
         self.by_agent = {}
         for c in state:
-            conv = Conversation(c["a"], c["b"], [tuple(t) for t in c["turns"]], c["next"], c["place"],
-                                relationships=dict(c.get("relationships", {})))
+            conv = Conversation.from_state(c)
             self.by_agent[conv.a] = self.by_agent[conv.b] = conv
+
+    def converse(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
+        """``a``'s part this step: its line if it is its turn, else perhaps a new conversation."""
+        conversation = self.of(a.name)
+        if conversation and not conversation.ended:
+            if conversation.next_speaker == a.name:
+                yield from self.speak(a, conversation, now)
+        elif awake and not conversation and not a.body.route and now.timestamp() >= a.social.next_chat_s:
+            yield from self.maybe_start(a, now)
 
     def maybe_start(self, a: Agent, now: datetime) -> Stage[None]:
         """Offer a conversation to the first willing agent here, if the model says ``a`` would."""
         t = now.timestamp()
-        here = [n for n in self.occupants(a.location) if n != a.name and n not in self.by_agent
-                and a.cooldown.get(n, 0.0) <= t and self.agents[n].activity != SLEEPING]
+        here = [n for n in self.occupants(a.body.location) if n != a.name and n not in self.by_agent
+                and a.social.cooldown.get(n, 0.0) <= t and self.agents[n].mind.activity != SLEEPING]
         if not here:
             return
         other = self.agents[here[0]]
-        a.next_chat_s = t + OFFER_COOLDOWN_S
-        messages = prompts.start_messages(a.identity.describe(), a.name, other.name, f"{now:%H:%M}", a.activity,
-                                          a.location, gerund(other.activity),
+        a.social.next_chat_s = t + OFFER_COOLDOWN_S
+        messages = prompts.start_messages(a.identity.describe(), a.name, other.name, f"{now:%H:%M}", a.mind.activity,
+                                          a.body.location, gerund(other.mind.activity),
                                           self._recalled(a.name, [other.name], now, TURN_K))
         talk = yield Request(prompts.START_PURPOSE, messages, parse_talk)
         if not (talk and other.name not in self.by_agent and a.name not in self.by_agent):
-            a.cooldown[other.name] = t + OFFER_COOLDOWN_S
+            a.social.cooldown[other.name] = t + OFFER_COOLDOWN_S
             return
-        conv = Conversation(a.name, other.name, [], a.name, a.location)
+        conv = Conversation(a.name, other.name, [], a.name, a.body.location)
         self.by_agent[a.name] = self.by_agent[other.name] = conv
-        self.events.log(now, a.name, f"starts a conversation with {other.name}", a.location)
+        self.events.log(now, a.name, f"starts a conversation with {other.name}", a.body.location)
         sides = [conv.a, conv.b]
         summaries = yield [Request(prompts.RELATIONSHIP_PURPOSE, prompts.relationship_messages(
             self.agents[n].identity.describe(), n, conv.other(n),
@@ -107,7 +113,7 @@ class Conversations:
         conv.ended = True  # the other side must not speak while the memories are written
         thoughts = [] if "observation" in self.ablate else (yield from self._remember(conv, now))
         for name in (conv.a, conv.b):
-            self.agents[name].cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S
+            self.agents[name].social.cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S
             del self.by_agent[name]
         self.events.log(now, conv.a, f"ends the conversation with {conv.b}", conv.place)
         if "planning" not in self.ablate:
@@ -129,34 +135,35 @@ class Conversations:
                       Request(prompts.PLANS_PURPOSE, prompts.plans_messages(identity, name, f"{now:%A %d %B %Y}",
                                                                           f"{now:%H:%M}", dialogue), parse_plans)]
         answers = yield asked
-        self.flush()  # the round's buffered memories first: ids stay in the order things happened
         thoughts = []
         for i, name in enumerate(sides):
             importance, memo, plans = answers[3 * i: 3 * i + 3]
             other = conv.other(name)
             importance = importance or FALLBACK_IMPORTANCE
-            said = self.stream.extend([new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
-                                                  kind=DIALOGUE, created_at=now, importance=importance,
-                                                  metadata={"with_": other})])[0]
+            said = self.stream.write(new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
+                                                kind=DIALOGUE, created_at=now, importance=importance,
+                                                metadata={"with_": other}))
             thought = prompts.PLANS_PREFIX + (plans or f"nothing to plan after talking with {other}")
-            written = self.stream.extend([
-                new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT, created_at=now,
-                           importance=importance, cites=(said.id,), metadata={"with_": other, "memo": True}),
-                new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now, importance=importance,
-                           cites=(said.id,), metadata={"with_": other, "planning": True})])
-            thoughts.append((name, thought if plans else "", written[1].id))
-            self.agents[name].perceived_since_check = True  # the dialogue counts toward reflection
+            self.stream.write(new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT,
+                                         created_at=now, importance=importance, cites=(said,),
+                                         metadata={"with_": other, "memo": True}))
+            planned = self.stream.write(new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now,
+                                                   importance=importance, cites=(said,),
+                                                   metadata={"with_": other, "planning": True}))
+            thoughts.append((name, thought if plans else "", planned))
+            self.agents[name].senses.perceived_since_check = True  # the dialogue counts toward reflection
         return thoughts
 
     def _reconsider(self, name: str, thought: str, memory_id: int, other: str, now: datetime) -> Stage[None]:
         """Whether the conversation changes the rest of the agent's day (react, as to an observation)."""
         agent = self.agents[name]
-        if agent.plan is None or agent.plan.day.date() != now.date() or agent.activity == SLEEPING:
+        mind = agent.mind
+        if mind.plan is None or mind.plan.day.date() != now.date() or mind.activity == SLEEPING:
             return
-        decision = yield from react_stage(self.stream, agent.plan, agent.identity, thought, now,
+        decision = yield from react_stage(self.stream, mind.plan, agent.identity, thought, now,
                                           evidence=(memory_id,))
         if decision.react:
-            agent.plan = decision.plan
+            mind.plan = decision.plan
             self.events.log(now, name, f"reacts to the conversation with {other}: {decision.reaction}",
                             agent.where)
 

@@ -14,12 +14,14 @@ agent.
 Every stage that needs the model (importance, plans, decompositions, reactions,
 reflections, conversation turns and summaries) is a generator of requests
 (:mod:`memstream.models.request`): an agent's step yields what its stage asks,
-and the world process, which drives every agent's step, answers all agents'
-questions of that round in one batch (a back-end runs it
-concurrently), with one retry batch and a per-request fallback to the offline
-rules, then writes the round's new memories in one transaction (one embedding
-batch) and resumes the agents in a fixed order. Sub-steps that do not depend on
-each other run side by side, so their questions share rounds.
+and the world process drives every agent's step side by side with the one runner
+of stages (:func:`~memstream.models.request.run_direct` over
+:func:`~memstream.models.request.concurrently`): all agents' questions of a round in
+one batch (a back-end runs it concurrently), one retry batch and a per-request
+fallback to the offline rules, the askers resumed in a fixed order. Stages just
+write; the memory buffers the writes and writes them together when a read needs
+them. Sub-steps that do not depend on each other run side by side, so their
+questions share rounds.
 
 The run is deterministic: agents act in name order, answers go to whoever
 asked, and nothing reads the wall clock.
@@ -28,7 +30,6 @@ asked, and nothing reads the wall clock.
 from __future__ import annotations
 
 import gc
-from collections import defaultdict
 from collections.abc import Callable, Generator, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -36,32 +37,24 @@ from typing import Any
 
 import simpy
 
-from memstream.models.base import ChatModel
-from memstream.models.offline import OfflineChatModel
-from memstream.models.request import Stage, answer_all, concurrently, run_direct
-from memstream.offline_text import doing
-from memstream.planning import decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
-from memstream.reflection import maybe_reflect_stage
-from memstream.sim.agent import SLEEPING, Agent
+from memstream.models import ChatModel, OfflineChatModel, Stage, concurrently, run_direct
+from memstream.planning import SLEEPING
+from memstream.sim.acting import Acting
+from memstream.sim.agent import Agent, Body
 from memstream.sim.conversation import Conversations
 from memstream.sim.events import EventLog
+from memstream.sim.movement import Movement
+from memstream.sim.objects import Objects
+from memstream.sim.perception import Perception
+from memstream.sim.scene import Scene
 from memstream.sim.whisper import Whisper
-from memstream.sim.world import Map, Resident, Town
-from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
+from memstream.sim.world import Resident, Town
+from memstream.stream import MemoryStream, importance_stage, new_memory
 from memstream.timeutil import from_epoch, to_epoch
 
-#: New things an agent takes in per step (the reference implementation's attention bandwidth).
-ATTENTION = 3
-#: Observations this poignant or more make the agent consider changing its plan.
-REACT_IMPORTANCE = 7
-REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms of agents reacting to reactions)
-SEEN_CHARS = 120             # what an agent notes of another's activity
 #: The cycle collector's thresholds while a simulation runs (Python's defaults: 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 100)
 IDENTITY = "identity"  # the kind of the memories an agent starts with
-#: The importance of an agent's own action when no model rated it (asleep, no plan): the paper's anchor for
-#: the mundane. A planned action shares the rating the model gave its block's decomposition.
-IDLE_IMPORTANCE = 1
 #: Modules a run can go without, as in the paper's controlled evaluation: ``observation`` (nothing the
 #: agent perceives, does or hears is written to its stream), ``reflection`` (it never reflects),
 #: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning).
@@ -85,42 +78,35 @@ def _rare_full_collections() -> Iterator[None]:
 
 
 class Simulation:
+    """Many agents in a town, built from components that each own one part of every agent's state:
+    :class:`~memstream.sim.movement.Movement` (its body), :class:`~memstream.sim.perception.Perception`
+    (its senses), :class:`~memstream.sim.acting.Acting` (its mind: whispers, reflection, plans,
+    actions, reactions), :class:`~memstream.sim.conversation.Conversations` (its social side), and
+    the world's :class:`~memstream.sim.objects.Objects` and :class:`~memstream.sim.scene.Scene`.
+    :meth:`_step` says in what order an agent's step uses them."""
+
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
                  whispers: list[Whisper] = ()) -> None:
-        self.town, self.map, self.stream, self.chat, self.events = town, Map(town), stream, chat, events
+        self.town, self.stream, self.chat, self.events = town, stream, chat, events
         self.step_s = step_s
         unknown = set(ablate) - set(ABLATIONS)
         if unknown:
             raise ValueError(f"unknown ablation {sorted(unknown)[0]!r}; choose from {', '.join(ABLATIONS)}")
         self.ablate = frozenset(ablate)
-        self.whispers: dict[str, list[Whisper]] = defaultdict(list)
-        for w in sorted(whispers, key=lambda w: (w.at, w.id)):
-            self.whispers[w.agent].append(w)
         self.tz = start.tzinfo
-        self.agents = {r.name: Agent(r, r.home or sorted(self.map.buildings)[0]) for r in residents}
+        first_building = min(b.name for a in town.areas for b in a.buildings)
+        self.agents = {r.name: Agent(r, Body(r.home or first_building)) for r in residents}
         self.order = sorted(self.agents)
-        self._at: dict[str, set[str]] = defaultdict(set)  # building -> agents there (arrived or leaving)
-        self._index_locations()
+        self.scene = Scene()
+        self.movement = Movement(town, self.agents, self.scene)
+        self.objects = Objects(town, self.movement, self.scene, events)
+        self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
+                                     town.vision_radius)
+        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate)
+        self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers)
         self.env = simpy.Environment(initial_time=to_epoch(start))
-        self.talk = Conversations(self.agents, stream, events, self.flush, self._occupants, self.ablate)
-        self.objects: dict[str, str] = {}                  # "building/room/object" -> state
-        self._things = [(b.name, f"{b.name}/{r.name}/{t.name}", t)  # every object, in the town's order
-                        for a in town.areas for b in a.buildings for r in b.rooms for t in r.objects]
-        self._things_at: dict[str, list[tuple[str, str, str]]] = defaultdict(list)  # building -> its objects
-        for building, key, thing in sorted(self._things, key=lambda x: x[1]):
-            self._things_at[building].append((key, key.split("/")[1], thing.name))
-        self._things_in: dict[str, list[tuple[str, Any]]] = defaultdict(list)  # building -> (key, thing), in order
-        for building, key, thing in self._things:
-            self._things_in[building].append((key, thing))
-        self._town_order = {name: i for i, name in enumerate(self.map.buildings)}
-        self._stirred: set[str] = set(self._things_in)  # buildings whose objects may change state this step
-        self.versions: dict[str, int] = defaultdict(int)   # building -> bumps on any visible change
-        self.nearby = self.map.within(town.vision_radius)
         self.agent_steps = 0
-        self._pending: list[tuple[str, Any]] = []  # (agent, what its stage asked) in this round
-        self._steps: dict[str, Stage[None]] = {}   # agent -> its step under way
-        self._writes: list[Any] = []
         self._fallback = OfflineChatModel()
         self._started = False
         self.last_tick = self.env.now
@@ -135,22 +121,18 @@ class Simulation:
 
     def get_state(self) -> dict[str, Any]:
         return {"time": self.last_tick, "agents": [self.agents[n].get_state() for n in self.order],
-                "conversations": self.talk.get_state(), "objects": self.objects, "versions": dict(self.versions),
-                "agent_steps": self.agent_steps}
+                "conversations": self.talk.get_state(), **self.objects.state.get_state(),
+                **self.scene.get_state(), "agent_steps": self.agent_steps}
 
     def set_state(self, state: dict[str, Any]) -> None:
         for s in state["agents"]:
             self.agents[s["name"]].set_state(s)
         self.talk.set_state(state["conversations"])
-        self.objects, self.versions = dict(state["objects"]), defaultdict(int, state["versions"])
+        self.objects.state.set_state(state)
+        self.scene.set_state(state)
         self.agent_steps = state["agent_steps"]
-        self._index_locations()
-        self._stirred = set(self._things_in)
-
-    def _index_locations(self) -> None:
-        self._at.clear()
-        for name, a in self.agents.items():
-            self._at[a.location].add(name)
+        self.movement.index()
+        self.scene.stir(*self.objects.things_in)
 
     def seed_memories(self) -> None:
         """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
@@ -158,8 +140,7 @@ class Simulation:
         facts = [(name, text) for name in self.order for text in self._identity_facts(self.agents[name].resident)]
         ratings = run_direct(importance_stage([text for _, text in facts]), self.chat, fallback=self._fallback)
         for (name, text), importance in zip(facts, ratings, strict=True):
-            self.write(name, text, IDENTITY, importance, now)
-        self.flush()
+            self.stream.write(new_memory(owner=name, text=text, kind=IDENTITY, created_at=now, importance=importance))
 
     @staticmethod
     def _identity_facts(r: Resident) -> list[str]:
@@ -182,8 +163,8 @@ class Simulation:
             self.env.run(until=to_epoch(until) + self.step_s / 2)
 
     def _world_process(self) -> Generator[simpy.Event, Any, None]:
-        """Each step: start every agent's sub-steps in name order, then answer their questions round
-        by round (resuming the askers in name order), write, tick.
+        """Each step: every awake agent's sub-steps side by side (started and resumed in name order),
+        their questions answered round by round by the one runner; then the objects, then the tick.
 
         The world drives the agents' steps itself, rather than each agent being a simpy process
         woken by an event: the clock's queue then holds one event a step, not one per agent (at
@@ -195,48 +176,13 @@ class Simulation:
             self.last_tick = self.env.now
             now = self.now()
             clock = f"{now:%H:%M}"
-            self._steps = {name: self._step(self.agents[name], now, clock) for name in self.order
-                           if not self._sound_asleep(self.agents[name], clock)}
-            self._advance(dict.fromkeys(self._steps))
-            while self._pending:
-                answers = self._answer_round()
-                self.flush()
-                self._advance(answers)
-            self.flush()
-            self._update_objects()
+            steps = [self._step(self.agents[name], now, clock) for name in self.order
+                     if not self._sound_asleep(self.agents[name], clock)]
+            run_direct(concurrently(steps), self.chat, fallback=self._fallback)
+            self.objects.update(now)
             self.agent_steps += len(self.agents)
             if self.on_tick and self.on_tick(self):
                 raise simpy.core.StopSimulation(None)
-
-    def _advance(self, answers: dict[str, Any]) -> None:
-        """Give each agent its answer (None to start its step) and run it, in name order, until it
-        asks the model again (its question joins the round) or its step is done."""
-        for name in sorted(answers):
-            try:
-                self._pending.append((name, self._steps[name].send(answers[name])))
-            except StopIteration:
-                del self._steps[name]
-
-    def _answer_round(self) -> dict[str, Any]:
-        """Every question pending in this round, all agents and purposes in one batch, in agent order."""
-        pending = sorted(self._pending, key=lambda p: p[0])
-        self._pending = []
-        flat = [r for _, asked in pending for r in (asked if isinstance(asked, list) else [asked])]
-        answers = iter(answer_all(self.chat, flat, fallback=self._fallback))
-        return {name: [next(answers) for _ in asked] if isinstance(asked, list) else next(answers)
-                for name, asked in pending}
-
-    def flush(self) -> None:
-        """Write the buffered memories (one transaction, one embedding batch)."""
-        if self._writes:
-            writes, self._writes = self._writes, []
-            self.stream.extend(writes)
-
-    def write(self, owner: str, text: str, kind: str, importance: int, at: datetime, cites: tuple[int, ...] = (),
-              **metadata: Any) -> None:
-        """Buffer a memory; the round's writes go to the stream together (one transaction, one embedding batch)."""
-        self._writes.append(new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
-                                       cites=cites, metadata=metadata))
 
     # -- one agent, one step ---------------------------------------------------------------------
 
@@ -244,186 +190,35 @@ class Simulation:
         """Whether the agent's step would change nothing, so it is skipped: asleep in its bed at home
         (it acts, perceives and talks not at all), with no whisper, reflection check or conversation
         pending. A third of the agents are, at any hour of a day."""
-        r = a.resident  # the cheapest test first: most agents most of the day are not asleep
-        return (a.activity == SLEEPING == a.block_activity and not r.wake <= clock < r.sleep and not a.route
-                and a.location == (r.home or a.location) and not a.perceived_since_check
-                and a.name not in self.whispers and self.talk.of(a.name) is None)
+        r, mind = a.resident, a.mind  # the cheapest test first: most agents most of the day are not asleep
+        return (mind.activity == SLEEPING == mind.block_activity and not r.wake <= clock < r.sleep
+                and not a.body.route and a.body.location == (r.home or a.body.location)
+                and not a.senses.perceived_since_check and a.name not in self.acting.whispers
+                and self.talk.of(a.name) is None)
 
     def _step(self, a: Agent, now: datetime, clock: str) -> Stage[None]:
         """One agent's step: a short sequence of sub-steps, the independent ones side by side."""
         awake = a.resident.wake <= clock < a.resident.sleep  # clock: now as "HH:MM", made once a step
-        if a.name in self.whispers:
-            yield from self._hear_whispers(a, now)
-        if a.perceived_since_check and "reflection" not in self.ablate:  # only what is new can fire the trigger
-            yield from concurrently([self._reflect_if_due(a, now), self._live(a, now, awake)])
+        if a.name in self.acting.whispers:
+            yield from self.acting.hear_whispers(a, now)
+        if a.senses.perceived_since_check and "reflection" not in self.ablate:  # only what is new can fire it
+            yield from concurrently([self.acting.reflect_if_due(a, now), self._live(a, now, awake)])
         else:
             yield from self._live(a, now, awake)
 
     def _live(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
-        if awake and (a.plan is None or a.plan.day.date() != now.date()):
-            yield from self._plan_the_day(a, now)
-        yield from self._act(a, now, awake)
-        yield from concurrently([self._perceive_and_react(a, now, awake), self._converse(a, now, awake)])
-
-    def _hear_whispers(self, a: Agent, now: datetime) -> Stage[None]:
-        """The agent's inner voice: the whispers due by now that it has not heard, as thoughts."""
-        due = [w for w in self.whispers[a.name] if w.at <= now and w.id not in a.heard]
-        if not due:
-            return
-        ratings = yield from importance_stage([w.text for w in due])
-        for w, importance in zip(due, ratings, strict=True):
-            self.write(a.name, w.text, THOUGHT, importance, now, whisper=w.id)
-            a.heard.append(w.id)
-        self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.where)
-
-    def _reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
-        """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
-        a.perceived_since_check = False
-        result = yield from maybe_reflect_stage(self.stream, a.name, now)
-        if result is not None:
-            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.where)
-
-    def _plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
-        """After a day lived, revise what the agent is currently about; then plan the day from that."""
-        if "planning" in self.ablate:
-            a.plan = routine_plan(a.identity, now)
-            return
-        self.flush()  # the plan recalls yesterday from the stream: this round's memories first
-        revision = None
-        if a.plan is not None:  # a new day after one lived
-            revision = yield from revise_stage(self.stream, a.identity, now)
-            if revision:
-                a.currently = revision.currently
-                self.events.log(now, a.name, f"is now: {revision.currently}", a.where)
-        a.plan = yield from plan_day_stage(self.stream, a.identity, now,
-                                           revision=revision.memory_id if revision else None)
-        self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in a.plan.strokes), a.where)
-
-    def _act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
-        """Take the action the plan gives for now (decomposing a block on entry), one step along the way."""
-        r = a.identity
-        was = (a.location, not a.route, a.activity)  # what the objects where it stands depend on
-        conversation = self.talk.of(a.name)
-        importance = IDLE_IMPORTANCE
-        if conversation:
-            activity, block_activity, target = f"talking with {conversation.other(a.name)}", "talking", a.location
-        elif not awake or a.plan is None:
-            activity = block_activity = SLEEPING
-            target = r.home or a.location
-        else:
-            block = a.plan.block_at(now)
-            if not block.actions and block.activity != SLEEPING:
-                self.flush()
-                yield from decompose_stage(self.stream, r, a.plan, now)
-            action = a.plan.action_at(now) or block
-            activity, block_activity = action.activity, block.activity
-            target = self.map.resolve(action.location, r.home or a.location)
-            importance = block.importance or IDLE_IMPORTANCE
-        moved = self._walk(a, target)
-        if activity != a.activity or moved:
-            self.events.log(now, a.name, activity, a.where)
-        if activity != a.activity and not conversation and "observation" not in self.ablate:  # its own new action
-            self.write(a.name, f"{doing(a.name, activity)} at {target}", OBSERVATION, importance, now,
-                       cites=(a.plan.memory_id,) if a.plan and a.plan.memory_id and activity != SLEEPING else (),
-                       own=True)
-            a.perceived_since_check = True
-        if block_activity != a.block_activity or moved:
-            self.versions[a.location] += 1
-        a.activity, a.block_activity = activity, block_activity
-        if (a.location, not a.route, a.activity) != was:
-            self._stirred.update((was[0], a.location))
+        if awake and (a.mind.plan is None or a.mind.plan.day.date() != now.date()):
+            yield from self.acting.plan_the_day(a, now)
+        yield from self.acting.act(a, now, awake)
+        yield from concurrently([self._perceive_and_react(a, now, awake), self.talk.converse(a, now, awake)])
 
     def _perceive_and_react(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
-        """Write what is new nearby, rated by the model; a poignant observation may change the plan."""
-        new = self._perceive(a) if a.activity != SLEEPING else []
-        if not new or "observation" in self.ablate:
+        """What is new nearby, written as rated observations; a poignant one may change the plan."""
+        if a.mind.activity == SLEEPING:
             return
-        ratings = yield from importance_stage([text for _, text in new])
-        for (key, text), importance in zip(new, ratings, strict=True):
-            a.seen[key] = text
-            self.write(a.name, text, OBSERVATION, importance, now, about=key)
-        a.perceived_since_check = True
-        top_importance, top_text = max(zip(ratings, (t for _, t in new), strict=True))
-        if (top_importance >= REACT_IMPORTANCE and awake and a.plan is not None and not self.talk.of(a.name)
-                and "planning" not in self.ablate
-                and now.timestamp() >= a.next_react_s):
-            a.next_react_s = now.timestamp() + REACT_COOLDOWN_S
-            self.flush()
-            decision = yield from react_stage(self.stream, a.plan, a.identity, top_text, now)
-            if decision.react:
-                a.plan = decision.plan
-                self.events.log(now, a.name, f"reacts to '{top_text}': {decision.reaction}", a.where)
-
-    def _converse(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:
-        conversation = self.talk.of(a.name)
-        if conversation and not conversation.ended:
-            if conversation.next_speaker == a.name:
-                yield from self.talk.speak(a, conversation, now)
-        elif awake and not conversation and not a.route and now.timestamp() >= a.next_chat_s:
-            yield from self.talk.maybe_start(a, now)
-
-    def _walk(self, a: Agent, target: str) -> bool:
-        """One step along the route to ``target``; True if the agent reached a new building."""
-        if a.location == target and not a.route:
-            return False
-        if not a.route or a.route[-1] != target:
-            a.route, a.progress = self.map.route(a.location, target)[1:], 0.0
-            if not a.route:
-                return False
-        a.progress += self.town.walk_speed
-        moved = False
-        while a.route and a.progress >= self.map.distance(a.location, a.route[0]):
-            a.progress -= self.map.distance(a.location, a.route[0])
-            self.versions[a.location] += 1
-            self._at[a.location].discard(a.name)
-            a.location = a.route.pop(0)
-            self._at[a.location].add(a.name)
-            self.versions[a.location] += 1
-            moved = True
-        if not a.route:
-            a.progress = 0.0
-        return moved
-
-    def _perceive(self, a: Agent) -> list[tuple[str, str]]:
-        """New observations about what is near (at most ATTENTION), skipping any already held."""
-        places = self.nearby[a.location]
-        versions = tuple(self.versions[p] for p in places)
-        if versions == a.perceived:
-            return []
-        new: list[tuple[str, str]] = []
-        for place in places:
-            for other in sorted(n for n in self._occupants(place) if n != a.name):
-                text = doing(other, self.agents[other].block_activity)[:SEEN_CHARS]
-                if a.seen.get(other) != text:
-                    new.append((other, text))
-            for key, room, thing in self._things_at.get(place, ()):
-                if key not in self.objects:
-                    continue
-                text = f"the {thing} in the {room} of {place} is {self.objects[key]}"
-                if a.seen.get(key) != text:
-                    new.append((key, text))
-        if len(new) <= ATTENTION:
-            a.perceived = versions  # everything near has been taken in
-        return new[:ATTENTION]
-
-    def _occupants(self, place: str) -> list[str]:
-        """The agents in ``place`` and not on their way out, in name order."""
-        return sorted(n for n in self._at[place] if not self.agents[n].route)
-
-    def _update_objects(self) -> None:
-        """Objects are in use while an occupant's activity names one of their uses.
-
-        Only the buildings stirred this step (someone arrived, left, or changed activity) are looked
-        at, in the town's order: looking at every object every step was quadratic in effect, as a
-        larger town has more of both agents and objects.
-        """
-        stirred, self._stirred = self._stirred, set()
-        for building in sorted(stirred & self._things_in.keys(), key=self._town_order.__getitem__):
-            acts = [self.agents[n].activity.lower() for n in self._at[building] if not self.agents[n].route]
-            for key, thing in self._things_in[building]:
-                used = any(u in act for act in acts for u in thing.uses)
-                state = thing.active if used else thing.idle
-                if self.objects.get(key, thing.idle) != state:
-                    self.versions[building] += 1
-                    self.events.log(self.now(), "", f"the {thing.name} is {state}", building)
-                self.objects[key] = state
+        if "observation" in self.ablate:  # it looks, and keeps nothing
+            self.perception.look(a)
+            return
+        top = yield from self.perception.perceive(a, now)
+        if top is not None:
+            yield from self.acting.consider(a, *top, now, awake)

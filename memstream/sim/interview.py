@@ -15,7 +15,7 @@ from typing import Any
 
 from memstream.errors import MemstreamError
 from memstream.files import read_data
-from memstream.models.request import Request, Stage, concurrently
+from memstream.models import Request, Stage, concurrently
 from memstream.sim import prompts
 from memstream.sim.parse import Judgement, Knows, parse_answer, parse_judgement, parse_knows
 from memstream.sim.world import Resident

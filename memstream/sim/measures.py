@@ -20,8 +20,7 @@ from typing import Any
 
 from memstream.errors import MemstreamError
 from memstream.files import read_json
-from memstream.models.base import ChatModel
-from memstream.models.request import concurrently, run_direct
+from memstream.models import ChatModel, concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
 from memstream.sim.events import read_events

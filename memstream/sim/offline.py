@@ -20,11 +20,10 @@ from __future__ import annotations
 import json
 import re
 
-from memstream.models.base import Message
-from memstream.models.offline import prompt_of, register_rules
+from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_text import commitment, content_words
 from memstream.sim import prompts
-from memstream.stream.offline import rate_poignancy
+from memstream.stream import rate_poignancy
 
 _MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)
 _TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* that )+")

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
-from memstream.models.base import (
+from memstream.models import (
     items_of,
     maybe_structured,
     out_of_character,

@@ -5,7 +5,7 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 
 from __future__ import annotations
 
-from memstream.models.base import Message, one_line
+from memstream.models import Message, one_line
 from memstream.stream import Recall
 
 VERSION = 4

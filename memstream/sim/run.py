@@ -32,9 +32,7 @@ from tqdm import tqdm
 
 from memstream.errors import MemstreamError
 from memstream.files import Number, WholeNumber, problem
-from memstream.models import make_chat_model, make_embedder
-from memstream.models.base import ChatModel, PurposeUsage
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.engine import ABLATIONS, Simulation
 from memstream.sim.events import EventLog, truncate
 from memstream.sim.residents import populate
@@ -342,7 +340,7 @@ def _simulate(out: Path, config: RunConfig, town: Town, state: dict | None, prog
     model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
     chat = CachedChatModel(model, out / "calls.db")
     embedder = CachedEmbedder(make_embedder(config.embedder))
-    stream = MemoryStream(out / "streams.db", embedder, chat=chat, weights=config.weights)  # type: ignore[arg-type]
+    stream = MemoryStream(out / "streams.db", embedder, weights=config.weights)  # type: ignore[arg-type]
     events = EventLog(out / "events.jsonl")
     events.lines = state["events_lines"] if state else 0
     tz = config.start.tzinfo
@@ -416,7 +414,6 @@ def checkpoint(out: Path, sim: Simulation, chat: CachedChatModel, wall_s: float,
     LATEST moves to it after that, so a kill at any point leaves the previous checkpoint whole.
     Older checkpoints are removed unless ``keep`` says otherwise (the fork points).
     """
-    sim.flush()
     sim.events.flush()
     root = out / "checkpoint"
     name = f"t{int(sim.last_tick)}"

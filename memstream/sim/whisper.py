@@ -16,7 +16,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.stream.memory import MemoryText
+from memstream.stream import MemoryText
 from memstream.timeutil import require_aware
 
 FILE = "whispers.json"

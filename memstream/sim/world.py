@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from memstream.files import Number, read_model
 from memstream.offline_text import content_words
-from memstream.planning.identity import Identity
+from memstream.planning import Identity
 
 IDLE = "idle"
 #: The least vision radius and walking speed a town may give (town units; the bundled town's are 0.5

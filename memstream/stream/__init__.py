@@ -1,7 +1,16 @@
 """The memory stream: append-only memories, scored retrieval on FAISS, persisted in SQLite."""
 
 from memstream.stream import offline as _offline_rules  # noqa: F401 - registers the importance rule
-from memstream.stream.importance import FALLBACK_IMPORTANCE, importance_stage, parse_importance, rate_importance
+from memstream.stream.importance import (
+    FALLBACK_IMPORTANCE,
+    add_rated,
+    importance_stage,
+    parse_importance,
+    rate_importance,
+    rated,
+)
+from memstream.stream.jsonl import Imported, import_items, import_jsonl, read_jsonl
+from memstream.stream.media import read_only_media
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -10,14 +19,22 @@ from memstream.stream.memory import (
     REFLECTION,
     THOUGHT,
     Memory,
+    MemoryText,
     Recall,
     Weights,
+    normalise_owner,
 )
+from memstream.stream.offline import rate_poignancy
+from memstream.stream.scoring import minmax, recency, top_k
 from memstream.stream.store import check_file
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
+from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
+    "Imported", "MemoryText", "TimeScope", "import_items", "import_jsonl", "minmax", "normalise_owner",
+    "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
+    "add_rated", "read_only_media",
     "FALLBACK_IMPORTANCE", "parse_importance",
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
-    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance",
+    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",
 ]

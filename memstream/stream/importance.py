@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
 
-from memstream.errors import StructuredOutputError
-from memstream.models.base import ChatModel
-from memstream.models.request import Request, Stage, run_direct
-from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE
+from memstream.errors import MemstreamError, StructuredOutputError
+from memstream.models import ChatModel, Request, Stage, run_direct
+from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE, OBSERVATION, Memory
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
+from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 #: Used when no 1-10 rating could be had from the model (counted in its usage as a lost answer).
 FALLBACK_IMPORTANCE = 5
@@ -35,3 +37,23 @@ def importance_stage(texts: Sequence[str]) -> Stage[list[int]]:
 def rate_importance(model: ChatModel, texts: Sequence[str]) -> list[int]:
     """:func:`importance_stage`, answered at once by ``model``."""
     return run_direct(importance_stage(texts), model) if texts else []
+
+
+def rated(model: ChatModel | None, items: Sequence[NewMemory]) -> list[NewMemory]:
+    """``items``, those without an importance rated by ``model`` (in one batch): the stream itself
+    holds no model, so whoever writes unrated memories rates them first."""
+    missing = [i for i, it in enumerate(items) if it.importance is None]
+    if missing and model is None:
+        raise MemstreamError("importance not given and no chat model to rate it; pass importance 1..10 or --llm")
+    updated = list(items)
+    if missing and model is not None:
+        for i, rating in zip(missing, rate_importance(model, [items[i].text for i in missing]), strict=True):
+            updated[i] = items[i].model_copy(update={"importance": rating})
+    return updated
+
+
+def add_rated(stream: MemoryStream, model: ChatModel, owner: str, text: str, *, at: datetime,
+              kind: str = OBSERVATION, cites: Sequence[int] = (), metadata: dict[str, Any] | None = None) -> Memory:
+    """Add one memory to ``stream`` at once, its importance rated by ``model`` (a notebook's one-liner)."""
+    item = new_memory(owner=owner, text=text, kind=kind, created_at=at, cites=tuple(cites), metadata=metadata or {})
+    return stream.extend(rated(model, [item]))[0]

@@ -6,8 +6,7 @@ Rules, not intelligence. Registered with :mod:`memstream.models.offline` when
 
 from __future__ import annotations
 
-from memstream.models.base import Message
-from memstream.models.offline import register_rules
+from memstream.models import Message, register_rules
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, memory_text_of
 
 # Importance lexicon: the highest matching tier wins. Tier values follow the

@@ -4,7 +4,7 @@ the model-call cache keys on the exact messages, so old answers are never reused
 
 from __future__ import annotations
 
-from memstream.models.base import Message
+from memstream.models import Message
 
 IMPORTANCE_VERSION = 2
 IMPORTANCE_PURPOSE = "importance"

@@ -151,6 +151,10 @@ class Store:
             self.db.execute("BEGIN")
             self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
 
+    def put_meta(self, values: dict[str, str]) -> None:
+        """Set meta values inside :meth:`writing` (with the memories they go with)."""
+        self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
+
     def next_id(self) -> int:
         return (self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0) + 1
 

@@ -20,9 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import problem
-from memstream.models import ChatModel, Embedder, make_embedder
-from memstream.models.base import windows
-from memstream.stream.importance import rate_importance
+from memstream.models import Embedder, make_embedder, windows
 from memstream.stream.index import IndexKind, OwnerIndex
 from memstream.stream.memory import (
     MAX_ID,
@@ -44,6 +42,8 @@ from memstream.timeutil import from_epoch, require_aware, to_epoch
 _KIND = re.compile(r"^[a-z][a-z0-9_-]*$")
 #: Memories kept after a recall, to hand out again (rows are immutable, so this never goes stale).
 MEMORY_CACHE_SIZE = 50_000
+#: Memories the write buffer holds before the stream writes them without waiting for a read.
+WRITE_BUFFER_MAX = 4096
 
 
 class NewMemory(BaseModel):
@@ -103,11 +103,21 @@ def new_memory(**fields: Any) -> NewMemory:
 class MemoryStream:
     """Append-only memories of many agents, each retrieved only by its owner.
 
+    The stream holds no model (as Concordia's associative memory takes only an embedder): a
+    memory's importance is given by whoever writes it, rated beforehand by the importance stage
+    (:func:`~memstream.stream.importance_stage`, or :func:`~memstream.stream.rate_importance`).
+
+    There are two ways to write. :meth:`write` buffers a memory and returns its id at once (ids
+    follow the order things were written); the buffer is written in one transaction and one
+    embedding batch when a read needs it (a read of an owner with memories waiting, or of the
+    whole stream), when it holds ``WRITE_BUFFER_MAX`` memories, and on :meth:`flush`,
+    :meth:`backup` and :meth:`close`. So a simulation's stages just write, and every read sees
+    everything written before it. :meth:`add` and :meth:`extend` write at once (the buffer first).
+
     Args:
         path: the SQLite file, or ``":memory:"``.
         embedder: turns texts into vectors; defaults to the one the stream was
             written with (or memstream's default for a new stream).
-        chat: rates importance when a memory is added without one.
         weights: the default weights and decay for :meth:`retrieve`.
         index: ``"flat"`` (exact, default) or ``"hnsw"`` (approximate, for large streams).
         create: create the file if it does not exist.
@@ -115,12 +125,11 @@ class MemoryStream:
     """
 
     def __init__(self, path: str | Path = ":memory:", embedder: Embedder | None = None, *,
-                 chat: ChatModel | None = None, weights: Weights | None = None,
-                 index: IndexKind = "flat", create: bool = True, readonly: bool = False) -> None:
+                 weights: Weights | None = None, index: IndexKind = "flat", create: bool = True,
+                 readonly: bool = False) -> None:
         self.store = Store(path, create=create, readonly=readonly)
         self.path = self.store.path
         self.embedder = self._check_embedder(embedder)
-        self.chat = chat
         self.weights = weights or Weights()
         self.index_kind = index
         self._owners: dict[str, OwnerIndex] = {}
@@ -129,6 +138,9 @@ class MemoryStream:
         self._max_id = 0          # the newest memory in the indexes
         self._access_rowid = 0    # the newest access applied to them
         self._seen_version = -1   # the file's data version when they were last brought up to date
+        self._buffer: list[NewMemory] = []      # written, not yet in the file; ids follow _max_id
+        self._buffered_owners: set[str] = set()
+        self._buffered_meta: dict[str, str] = {}  # written with the buffer, in its transaction
         self._catch_up(force=True)
 
     # -- opening -----------------------------------------------------------------------------
@@ -206,64 +218,112 @@ class MemoryStream:
         return name
 
     def _owner(self, owner: str) -> OwnerIndex:
-        self._catch_up()
         owner = self._name(owner)
+        self._ready(owner)
         index = self._owners.get(owner)
         if index is None or len(index) == 0:
             known = ", ".join(sorted(self._owners)[:5]) or "none yet"
             raise MemstreamError(f"unknown owner {owner!r} in {self.path} (owners: {known})")
         return index
 
+    def _ready(self, owner: str | None = None) -> None:
+        """Before a read of ``owner`` (None: of the whole stream): write the buffer if it holds any of
+        what the read would see, and catch up with other processes. Reads are owner-scoped, so a
+        read of an owner with nothing waiting returns exactly what it would after a flush."""
+        if self._buffer and (owner is None or owner in self._buffered_owners):
+            self.flush()
+        self._catch_up()
+
     # -- writing -----------------------------------------------------------------------------
 
-    def add(self, owner: str, text: str, *, at: datetime, kind: str = OBSERVATION,
-            importance: int | None = None, cites: Sequence[int] = (),
-            metadata: dict[str, Any] | None = None) -> Memory:
-        """Append one memory; its importance is rated by ``chat`` unless given."""
+    def write(self, item: NewMemory) -> int:
+        """Buffer one memory (its importance given) and return its id; see the class docstring."""
+        if item.importance is None:
+            raise MemstreamError(_NO_IMPORTANCE)
+        if not self._buffer:
+            self._catch_up()  # what other processes wrote decides where the ids start
+        memory_id = self._max_id + 1 + len(self._buffer)
+        if any(not 0 < c < memory_id for c in item.cites):
+            raise MemstreamError(f"memory cites {max(item.cites)}, which does not exist in {self.path}")
+        self._buffer.append(item)
+        self._buffered_owners.add(item.owner)
+        if len(self._buffer) >= WRITE_BUFFER_MAX:
+            self.flush()
+        return memory_id
+
+    def flush(self) -> None:
+        """Write the buffered memories (and marks) in one transaction, one embedding batch."""
+        if self._buffer:
+            first = self._max_id + 1
+            self.check_cites(self._buffer, first)
+            self._insert(self._buffer, first=first, meta=self._buffered_meta)
+        elif self._buffered_meta:
+            with self.store.writing():
+                self.store.put_meta(self._buffered_meta)
+        self._buffer, self._buffered_owners, self._buffered_meta = [], set(), {}
+
+    def add(self, owner: str, text: str, *, at: datetime, importance: int, kind: str = OBSERVATION,
+            cites: Sequence[int] = (), metadata: dict[str, Any] | None = None) -> Memory:
+        """Append one memory at once (rate its importance first: :func:`~memstream.stream.rate_importance`)."""
         item = new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
                           cites=tuple(cites), metadata=metadata or {})
         return self.extend([item])[0]
 
     def extend(self, items: Iterable[NewMemory], *,
                select: Callable[[list[NewMemory]], list[bool]] | None = None) -> list[Memory]:
-        """Append many memories in one transaction (one embedding batch, one rating batch).
+        """Append many memories at once, after the buffer (one transaction, one embedding batch).
 
-        Ratings and embeddings are made first; the ids are allocated inside the write transaction,
-        so two processes appending to one file at once never collide. ``select``, if given, decides
+        Embeddings are made first; the ids are allocated inside the write transaction, so two
+        processes appending to one file at once never collide. ``select``, if given, decides
         inside that transaction which items are written (an import skips what is already there:
         decided under the write lock, two imports of one file at once store it once).
         """
         items = list(items)
         if not items:
             return []
+        if any(it.importance is None for it in items):
+            raise MemstreamError(_NO_IMPORTANCE)
+        self.flush()
         self._catch_up()
-        expected_first = self._max_id + 1
-        self.check_cites(items, expected_first)
-        importance = self._importances(items)
+        self.check_cites(items, self._max_id + 1)
+        return self._insert(items, first=None, select=select)
+
+    def _insert(self, items: list[NewMemory], *, first: int | None, meta: dict[str, str] | None = None,
+                select: Callable[[list[NewMemory]], list[bool]] | None = None) -> list[Memory]:
+        """Embed and write ``items`` in one transaction, from id ``first`` (None: the file's next id).
+
+        With ``first`` given (the buffer, whose ids are already handed out), a file that another
+        process wrote to in the meantime is refused: a buffering stream needs one writer.
+        """
         keys = [windows(it.text) for it in items]  # a long text is found by its best window
         counts = np.array([len(k) for k in keys], dtype=np.int64)
         flat = self.embedder.embed([w for k in keys for w in k])
         vectors = np.split(flat, np.cumsum(counts)[:-1])
+        expected_first = self._max_id + 1
         with self.store.writing():
-            self._catch_up()  # what others wrote while this batch was rated and embedded
+            self._catch_up()  # what others wrote while this batch was embedded
             if select is not None:
                 keep = [i for i, wanted in enumerate(select(items)) if wanted]
-                items, importance, vectors = [items[i] for i in keep], [importance[i] for i in keep], \
-                    [vectors[i] for i in keep]
-                counts = counts[keep]
+                items, vectors, counts = [items[i] for i in keep], [vectors[i] for i in keep], counts[keep]
                 if not items:
                     return []
             first_id = self.store.next_id()
+            if first is not None and first_id != first:
+                raise MemstreamError(f"another process wrote to {self.path} while {len(items)} memories waited in "
+                                     "this stream's write buffer; give a buffering stream one writer (a run "
+                                     "directory has one)")
             if first_id != expected_first and any(c >= expected_first for it in items for c in it.cites):
                 raise MemstreamError("another process wrote to the stream while these memories, which cite each "
                                      "other by id, were prepared; write them again")
             rows: list[Row] = [
                 (first_id + i, it.owner, it.kind, it.text, it.created_at.isoformat(),
-                 to_epoch(it.created_at), importance[i], encode_json(list(it.cites)),
+                 to_epoch(it.created_at), int(it.importance or 0), encode_json(list(it.cites)),
                  encode_json(it.metadata))
                 for i, it in enumerate(items)
             ]
             self.store.insert(rows, vectors)
+            if meta:
+                self.store.put_meta(meta)
         positions: dict[str, list[int]] = {}
         for i, it in enumerate(items):
             positions.setdefault(it.owner, []).append(i)
@@ -271,7 +331,7 @@ class MemoryStream:
             self._index(owner).add(
                 np.array([rows[i][0] for i in idx], dtype=np.int64), np.concatenate([vectors[i] for i in idx]),
                 np.array([rows[i][5] for i in idx], dtype=np.float64),
-                np.array([importance[i] for i in idx], dtype=np.float64), keys=counts[idx])
+                np.array([rows[i][6] for i in idx], dtype=np.float64), keys=counts[idx])
         self._max_id = rows[-1][0]
         return [_parse(row) for row in rows]
 
@@ -288,17 +348,6 @@ class MemoryStream:
                 if owners[c] != it.owner:
                     raise MemstreamError(
                         f"a memory of {it.owner!r} cites {c}, which belongs to another owner")
-
-    def _importances(self, items: list[NewMemory]) -> list[int]:
-        missing = [i for i, it in enumerate(items) if it.importance is None]
-        if missing and self.chat is None:
-            raise MemstreamError("importance not given and no chat model to rate it; "
-                                 "pass importance=1..10 or a chat model")
-        rated = rate_importance(self.chat, [items[i].text for i in missing]) if missing else []
-        values = [it.importance for it in items]
-        for i, value in zip(missing, rated, strict=True):
-            values[i] = value
-        return [int(v) for v in values if v is not None]
 
     def record_access(self, owner: str, ids: Sequence[int], at: datetime) -> None:
         """Log an access to ``ids`` at ``at`` (recency restarts from the latest access)."""
@@ -417,28 +466,55 @@ class MemoryStream:
         last = index.last_access_s.values
         return [_accessed(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
 
-    def chat_for(self, stage: str, chat: ChatModel | None = None) -> ChatModel:
-        """The model a stage asks: ``chat`` if given, else the stream's own; ValueError if neither."""
-        chat = chat or self.chat
-        if chat is None:
-            raise ValueError(f"{stage} needs a chat model (MemoryStream(chat=...) or chat=...)")
-        return chat
+    # -- the reflection trigger's state ------------------------------------------------------
+
+    def importance_since(self, owner: str, kinds: tuple[str, ...], after_id: int) -> int:
+        """The summed importance of ``owner``'s memories of ``kinds`` after id ``after_id`` (buffered ones too)."""
+        owner = self._name(owner)
+        waiting = sum(int(it.importance or 0) for i, it in enumerate(self._buffer, self._max_id + 1)
+                      if it.owner == owner and it.kind in kinds and i > after_id)
+        return self.store.importance_since(owner, kinds, after_id) + waiting
+
+    def last_id(self, owner: str) -> int:
+        """The id of ``owner``'s newest memory (buffered ones too), 0 if it has none."""
+        owner = self._name(owner)
+        for i in range(len(self._buffer) - 1, -1, -1):
+            if self._buffer[i].owner == owner:
+                return self._max_id + 1 + i
+        return self.store.last_id(owner)
+
+    def reflected_through(self, owner: str) -> int:
+        """The id through which ``owner`` last reflected (0 if never): the reflection trigger counts
+        what came after it. Kept in the stream file, so it survives a reopen."""
+        key = _reflected_key(self._name(owner))
+        return int(self._buffered_meta.get(key) or self.store.get_meta(key) or 0)
+
+    def mark_reflected(self, owner: str, through_id: int) -> None:
+        """Record that ``owner`` reflected on its memories through ``through_id`` (written with the
+        buffer, in its transaction, so a reflection's insights and its mark land together)."""
+        self._buffered_meta[_reflected_key(self._name(owner))] = str(int(through_id))
+        if not self._buffer:
+            self.flush()
 
     def has(self, owner: str) -> bool:
         """Whether ``owner`` has any memory (constant time: a simulation asks this for every agent)."""
+        owner = self._name(owner)
+        if owner in self._buffered_owners:
+            return True
         self._catch_up()
-        index = self._owners.get(self._name(owner))
+        index = self._owners.get(owner)
         return index is not None and len(index) > 0
 
     def owners(self) -> list[str]:
-        self._catch_up()
+        self._ready()
         return sorted(o for o, ix in self._owners.items() if len(ix))
 
     def count(self, owner: str | None = None) -> int:
-        self._catch_up()
         if owner is None:
+            self._ready()
             return sum(len(ix) for ix in self._owners.values())
         owner = self._name(owner)
+        self._ready(owner)
         return len(self._owners[owner]) if owner in self._owners else 0
 
     def latest_time(self, owner: str) -> datetime:
@@ -473,11 +549,17 @@ class MemoryStream:
             self.record_access(owner_of[mid], [mid], datetime.fromisoformat(at))
 
     def backup(self, path: str | Path) -> None:
-        """A consistent copy of the whole stream file at ``path`` (SQLite's online backup)."""
+        """A consistent copy of the whole stream file at ``path`` (SQLite's online backup), buffer included."""
+        self.flush()
         self.store.backup(path)
 
     def close(self) -> None:
-        self.store.close()
+        """Write the buffer, then close the file."""
+        try:
+            if not self.store.readonly:
+                self.flush()
+        finally:
+            self.store.close()
 
     def __enter__(self) -> MemoryStream:
         return self
@@ -488,6 +570,14 @@ class MemoryStream:
     def __repr__(self) -> str:
         return (f"MemoryStream({self.path!r}, embedder={self.embedder.name!r}, "
                 f"owners={len(self.owners())}, memories={self.count()})")
+
+
+_NO_IMPORTANCE = ("a memory needs its importance (1-10); rate it first with memstream.stream.rate_importance "
+                  "(or the importance stage)")
+
+
+def _reflected_key(owner: str) -> str:
+    return f"reflection.through.{owner}"
 
 
 def _parse(row: Row) -> Memory:

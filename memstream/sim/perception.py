@@ -1,0 +1,63 @@
+"""Perception: what an agent notices near it (other agents and object states within its vision
+radius in its area), at most ``ATTENTION`` new things a step, written as rated observations.
+
+Owns each agent's :class:`~memstream.sim.agent.Senses`. An observation identical to the one the
+agent holds for the same thing is not written again, and an agent looks again only when
+something near it changed (the scene's versions).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memstream.models import Stage
+from memstream.offline_text import doing
+from memstream.sim.agent import Agent
+from memstream.sim.movement import Movement
+from memstream.sim.objects import Objects
+from memstream.sim.scene import Scene
+from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
+
+#: New things an agent takes in per step (the reference implementation's attention bandwidth).
+ATTENTION = 3
+SEEN_CHARS = 120             # what an agent notes of another's activity
+
+
+class Perception:
+    def __init__(self, agents: dict[str, Agent], movement: Movement, objects: Objects, scene: Scene,
+                 stream: MemoryStream, vision_radius: float) -> None:
+        self.agents, self.movement, self.objects, self.scene, self.stream = agents, movement, objects, scene, stream
+        self.nearby = movement.map.within(vision_radius)
+
+    def perceive(self, a: Agent, now: datetime) -> Stage[tuple[int, str] | None]:
+        """Write what is new nearby, rated by the model; the most poignant ``(importance, text)``, if any."""
+        new = self.look(a)
+        if not new:
+            return None
+        ratings = yield from importance_stage([text for _, text in new])
+        for (key, text), importance in zip(new, ratings, strict=True):
+            a.senses.seen[key] = text
+            self.stream.write(new_memory(owner=a.name, text=text, kind=OBSERVATION, created_at=now,
+                                         importance=importance, metadata={"about": key}))
+        a.senses.perceived_since_check = True
+        return max(zip(ratings, (t for _, t in new), strict=True))
+
+    def look(self, a: Agent) -> list[tuple[str, str]]:
+        """New observations about what is near (at most ATTENTION), skipping any already held."""
+        places = self.nearby[a.body.location]
+        versions = tuple(self.scene.version(p) for p in places)
+        senses = a.senses
+        if versions == senses.perceived:
+            return []
+        new: list[tuple[str, str]] = []
+        for place in places:
+            for other in (n for n in self.movement.occupants(place) if n != a.name):
+                text = doing(other, self.agents[other].mind.block_activity)[:SEEN_CHARS]
+                if senses.seen.get(other) != text:
+                    new.append((other, text))
+            for key, text in self.objects.visible(place):
+                if senses.seen.get(key) != text:
+                    new.append((key, text))
+        if len(new) <= ATTENTION:
+            senses.perceived = versions  # everything near has been taken in
+        return new[:ATTENTION]

@@ -35,10 +35,10 @@ from memstream.models.base import Call, ChatModel, Completion
 from memstream.planning import Identity, decompose, plan_day, react, revise_stage
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import reflect
+from memstream.sim import RunConfig, RunDir, start_run
 from memstream.sim import parse as sim_parse
-from memstream.sim.events import read_events
 from memstream.sim.interview import interview_stage
-from memstream.sim.run import RunConfig, read_run, start_run
+from memstream.sim.rundir import CALLS, CONFIG
 from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
@@ -174,7 +174,8 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
     config = RunConfig(agents=args.agents, start=datetime.fromisoformat(args.start), hours=args.hours,
                        embedder="hash:128", llm=args.llm, timeout=args.timeout, concurrency=1)
     result = start_run(config, out, progress=True, chat=chat)
-    events = read_events(out / "events.jsonl")
+    run = RunDir.open(out)
+    events = run.events()
     log["conversations"] = sum(1 for e in events if e["action"].startswith("starts a conversation"))
     log["reflections"] += [int(e["action"].split()[1]) for e in events if e["action"].startswith("reflects:")]
     log["strokes"] += [e["action"].count(";") + 1 for e in events if e["action"].startswith("plans the day")]
@@ -182,9 +183,9 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
         ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
     log["sim_failures"] = result.metrics["model_failures"]
     log["sim_usage"] = result.metrics["usage"]
-    _, town = read_run(out)
-    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
-        for resident in town.residents[:2]:
+    with run:
+        stream = run.stream
+        for resident in run.town.residents[:2]:
             for question in ("What are you doing today?", "Who did you talk to today?"):
                 answer, _ = run_direct(interview_stage(stream, resident, question, stream.latest_time(resident.name)),
                                        chat)
@@ -254,7 +255,7 @@ def main() -> None:
         if args.record:
             target = Path(args.record)
             (target / "run").mkdir(parents=True, exist_ok=True)
-            for name in ("config.json", "calls.db"):
+            for name in (CONFIG, CALLS):
                 shutil.copyfile(run / name, target / "run" / name)
             with (target / "calls.jsonl").open("w", encoding="utf-8") as f:
                 for c in chat.calls:

@@ -74,7 +74,7 @@ def workspace(root: Path) -> dict[str, Path]:
                                    '"y": 0}]}]}')
     files["run"] = root / "run"
     if not files["run"].exists():  # a small finished run (made once) for the run commands to be pointed at
-        from memstream.sim.run import RunConfig, start_run
+        from memstream.sim import RunConfig, start_run
 
         start_run(RunConfig(agents=2, start=_t("2023-02-13T06:00:00-08:00"), hours=0.25, embedder="hash:64"),
                   files["run"], progress=False)

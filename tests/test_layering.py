@@ -28,7 +28,7 @@ LAYERS = {
 #: Same layer, still apart: eval beside sim, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim")}
 #: Packages whose face (``__init__``) is the only way in from another package.
-FACED = {"models", "stream", "reflection", "planning"}
+FACED = {"models", "stream", "reflection", "planning", "sim", "eval", "view", "sweep"}
 
 
 def module_name(path: Path) -> str:

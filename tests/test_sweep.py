@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.cli import main
-from memstream.sim.run import start_run
+from memstream.sim import start_run
 from memstream.sweep import load_spec, run_sweep
 from memstream.sweep.spec import config_of, run_name
 from memstream.sweep.study import CRASH_ONCE, aggregate, interval, measure

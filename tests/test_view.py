@@ -20,8 +20,8 @@ import pytest
 from matplotlib import image
 
 from memstream.cli import main
+from memstream.sim import RunConfig, start_run
 from memstream.sim.events import read_events
-from memstream.sim.run import RunConfig, start_run
 
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")

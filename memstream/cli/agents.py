@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("run")
     p.add_argument("--agent", required=True)
     p.add_argument("text")
-    p.add_argument("--at", help="ISO time with zone (default: where the run stands)")
+    p.add_argument("--at", help="ISO time with zone (default: where the run stands; a running run: its next step)")
 
     p = sub.add_parser("replay", help="print a run's event log as a story")
     p.add_argument("run")
@@ -166,9 +166,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-
-    from memstream.sim.events import read_events
-    from memstream.sim.run import read_run, resume_run
+    from memstream.sim import RunDir, resume_run
 
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
@@ -201,19 +199,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{m['model_failures']} model answers were lost (unusable or failed; the offline rules stood in): "
               + ", ".join(f"{p} {n}" for p, n in m["lost_by_purpose"].items()))
     print(f"run directory: {result.out}")
-    said = [e for e in read_events(Path(result.out) / "events.jsonl") if "utterance" in e][:4]
+    run = RunDir.open(result.out)
+    said = [e for e in run.events() if "utterance" in e][:4]
     if said:
         print("overheard:")
         for e in said:
             print(f"  {e['time'][11:16]} {e['agent']}: {short(e['utterance'], 90)}")
     if result.stopped != "finished":
         print(f"resume with:  memstream run --resume {result.out}")
-    _, town = read_run(Path(result.out))
-    first, second = (town.residents * 2)[:2]
+    first, second = (run.town.residents * 2)[:2]
     print("inspect it:")
     print(f"  memstream replay {result.out} --agent '{first.name}'")
     print(f"  memstream interview {result.out} --agent '{second.name}' \"What are you working on?\"")
-    print(f"  memstream recall {result.out}/streams.db --owner '{second.name}' --query 'plans' --no-touch")
+    print(f"  memstream recall {run.stream_path} --owner '{second.name}' --query 'plans' --no-touch")
     print(f"  memstream plot timeline {result.out} --agent '{first.name}' -o timeline.png")
     print(f"  memstream measure network {result.out} --plot network.png")
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
@@ -230,8 +228,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
 def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
     from pydantic import ValidationError
 
-    from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig, scenario_run, start_run
-    from memstream.sim.scenario import load_scenario
+    from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, load_scenario, scenario_run, start_run
 
     settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
     try:
@@ -252,7 +249,7 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN20
 
 
 def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
-    from memstream.sim.run import fork_run
+    from memstream.sim import fork_run
 
     source, _, at = args.fork.partition("@")
     if not args.out:
@@ -266,23 +263,23 @@ def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 -
 
 
 def cmd_whisper(args: argparse.Namespace) -> int:
-    from memstream.sim.run import whisper
+    from memstream.sim import whisper
 
-    w = whisper(Path(args.run), args.agent, args.text, parse_time_arg(args.at, "--at"))
-    print(f"whisper {w.id} to {w.agent} at {w.at:%Y-%m-%d %H:%M}: the run carries it (resume or fork it to go on)")
+    w, running = whisper(Path(args.run), args.agent, args.text, parse_time_arg(args.at, "--at"))
+    heard = (f"the running run (pid {running}) hears it then" if running
+             else "the run carries it (resume or fork it to go on)")
+    print(f"whisper {w.id} to {w.agent} at {w.at:%Y-%m-%d %H:%M}: {heard}")
     return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from memstream.sim.events import read_events
-    from memstream.sim.run import read_run
+    from memstream.sim import RunDir
 
-    out = Path(args.run)
-    _, town = read_run(out)
-    if args.agent and args.agent not in {r.name for r in town.residents}:
-        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    run = RunDir.open(args.run)
+    if args.agent and args.agent not in run.agents:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {run.path}")
     lo, hi = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
-    for e in read_events(out / "events.jsonl"):
+    for e in run.events():
         at = datetime.fromisoformat(e["time"])
         if (lo and at < lo) or (hi and at > hi) or (args.agent and e["agent"] != args.agent):
             continue
@@ -293,27 +290,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_interview(args: argparse.Namespace) -> int:
-    from memstream.models import CachedChatModel, make_chat_model, run_direct
-    from memstream.sim.interview import Answer, battery_stage, interview_stage, load_battery
-    from memstream.sim.run import read_run, whisper
-    from memstream.stream import MemoryStream
+    from memstream.models import make_chat_model, run_direct
+    from memstream.sim import Answer, RunDir, battery_stage, interview_stage, load_battery, whisper
 
     weights = parse_weights(args)
-    out = Path(args.run)
-    config, town = read_run(out)
-    resident = next((r for r in town.residents if r.name == args.agent), None)
+    run = RunDir.open(args.run)
+    config = run.config
+    resident = next((r for r in run.town.residents if r.name == args.agent), None)
     if resident is None:
-        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+        raise MemstreamError(f"unknown agent {args.agent!r} in {run.path}")
     if args.question and args.questions:
         raise MemstreamError("give a question or --questions FILE, not both")
     battery = load_battery(None if args.questions == "bundled" else args.questions) if args.questions else None
     json_out = Path(args.json_out) if args.json_out else None
     if json_out and not json_out.parent.is_dir():
         raise MemstreamError(f"--json {json_out}: the folder {json_out.parent} does not exist")
-    chat = CachedChatModel(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
-                                           concurrency=args.concurrency or config.concurrency), out / "calls.db")
+    chat = run.call_cache(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
+                                          concurrency=args.concurrency or config.concurrency))
     answers: list[Answer] = []
-    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
+    with run:
+        stream = run.stream
         now = stream.latest_time(args.agent)
         if battery:
             answers = run_direct(battery_stage(stream, [resident], battery, {args.agent: now}, k=args.k), chat)
@@ -336,7 +332,7 @@ def cmd_interview(args: argparse.Namespace) -> int:
         print(f"wrote {json_out}")
     if args.remember:
         for a in answers:
-            whisper(out, args.agent, f"{args.agent} was interviewed. Asked: {a.question} {args.agent} answered: "
+            whisper(run.path, args.agent, f"{args.agent} was interviewed. Asked: {a.question} {args.agent} answered: "
                     f"{a.answer or '(nothing)'}")
         print(f"{args.agent} will remember the interview: the run carries it")
     return 0

@@ -94,19 +94,12 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
 
 
 
-def run_of(path: str) -> Path | None:
-    """The run directory whose stream ``path`` is, or None."""
-    stream = Path(path)
-    config = stream.parent / "config.json"
-    if stream.name == "streams.db" and config.is_file() and '"memstream-run"' in config.read_text(errors="replace"):
-        return stream.parent
-    return None
-
-
 def no_touch_reason(path: str) -> str | None:
     """Why ``recall`` must not record accesses in ``path`` (a run's stream, which goes on from its
     checkpoint; a file on read-only media), or None where it may."""
-    run = run_of(path)
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
     if run is not None:
         return f"{path} is the stream of the run {run}"
     from memstream.stream import read_only_media
@@ -119,10 +112,12 @@ def no_touch_reason(path: str) -> str | None:
 def refuse_run_stream(path: str) -> None:
     """A memory written straight into a run's stream would be lost when the run resumes (it goes on
     from its checkpoint): such a write is refused, naming the command that the run carries."""
-    stream = Path(path)
-    if run_of(path) is not None:
-        raise MemstreamError(f"{path} is the stream of the run {stream.parent}, which goes on from its checkpoint; "
-                             f"write to it with memstream whisper {stream.parent} --agent NAME \"text\"")
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
+    if run is not None:
+        raise MemstreamError(f"{path} is the stream of the run {run}, which goes on from its checkpoint; "
+                             f"write to it with memstream whisper {run} --agent NAME \"text\"")
 
 
 class Opened(NamedTuple):

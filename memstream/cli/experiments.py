@@ -64,7 +64,7 @@ def cmd_view(args: argparse.Namespace) -> int:
     from memstream.view import write_page
 
     if args.serve:
-        from memstream.view.serve import serve
+        from memstream.view import serve
 
         serve(args.run, port=args.port, fact=args.fact)
         return 0
@@ -98,19 +98,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     from memstream import plots
-    from memstream.sim import measures
+    from memstream.sim import RunDir, measures
 
     plot = plots.check_output(args.plot) if args.plot else None
     json_out = _writable(args.json_out) if args.json_out else None
     battery = None
     if args.measure == "interviews":
-        from memstream.sim.interview import load_battery
+        from memstream.sim import load_battery
 
         battery = load_battery(args.battery)
     results: list[dict[str, Any]] = []
     with ExitStack() as stack:
         for path in args.runs:
-            run = stack.enter_context(measures.open_run(path))
+            run = stack.enter_context(RunDir.open(path))
             if args.measure == "diffusion":
                 results.append(measures.diffusion(run, args.fact))
                 if args.llm:
@@ -125,7 +125,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
             else:
                 judge = _model(args, run, args.judge) if args.judge else None
                 answers = measures.interviews(run, battery, _model(args, run), judge, k=args.k)
-                results.append({"run": str(run.out), "answers": answers})
+                results.append({"run": str(run.path), "answers": answers})
     for r in results:
         print(_summary(args.measure, r))
     if args.measure == "interviews":  # one object per answer, as the issue's schema
@@ -143,11 +143,11 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
 def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # noqa: ANN401 - a ChatModel
     """A chat model for measuring (``name``, else --llm, else the run's), its answers cached with the run's."""
-    from memstream.models import CachedChatModel, make_chat_model
+    from memstream.models import make_chat_model
 
     model = make_chat_model(name or args.llm or run.config.llm, timeout=args.timeout or run.config.timeout,
                             concurrency=args.concurrency or run.config.concurrency)
-    return CachedChatModel(model, run.out / "calls.db")
+    return run.call_cache(model)
 
 
 def _writable(path: str) -> Path:

@@ -80,6 +80,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from memstream import plots
+    from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
     out = plots.check_output(args.out)
@@ -97,7 +98,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"wrote {plots.save(plots.recall(results), out)}")
         return 0
     src = Path(args.src)
-    path = src / "streams.db" if src.is_dir() else src
+    path = RunDir.stream_file(src) if src.is_dir() else src
     with MemoryStream(path, create=False, readonly=True) as stream:
         agent = getattr(args, "agent", None)
         if agent and not stream.has(agent):
@@ -124,9 +125,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
-    from memstream.eval.harness import EvalWeights
-    from memstream.eval.report import table
+    from memstream.eval import RETRIEVERS, EvalWeights, evaluate, load_locomo, load_longmemeval, table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import check_output, recall, save
 

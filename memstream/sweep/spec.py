@@ -23,9 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_model
-from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig
-from memstream.sim.scenario import load_scenario
-from memstream.sim.whisper import Whisper
+from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, Whisper, load_scenario
 from memstream.stream import Weights
 
 #: The options of ``memstream run`` a sweep may set, in its base or its grid.

@@ -23,8 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
-from memstream.sim import measures
-from memstream.sim.run import read_checkpoint, resume_run, start_run
+from memstream.sim import RunDir, measures, resume_run, start_run
 from memstream.sweep.spec import DEFAULT_MAX_RUNS, SweepSpec, check_size, config_of, run_name
 
 #: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
@@ -56,15 +55,17 @@ def run_one(out: str, spec_json: str, params: dict[str, Any], driver: tuple[str,
     config, whispers = config_of(spec, params)
     if not _finished(folder):
         _crash_once(folder)
-        if (folder / "config.json").is_file():
+        if RunDir.is_run(folder):
             result = resume_run(folder, progress=False)
         else:
             result = start_run(config, folder, progress=False, whispers=whispers)
         if result.stopped != "finished":
             raise MemstreamError(f"the run {folder.name} stopped ({result.stopped}): "
                                  f"{result.metrics.get('endpoint_failing') or 'see its metrics.json'}")
+    with RunDir.open(folder) as run:
+        metrics = run.metrics() or {}
     return {"run": folder.name, "params": params, "measures": measure(folder, spec),
-            "metrics": {k: v for k, v in json.loads((folder / "metrics.json").read_text()).items()
+            "metrics": {k: v for k, v in metrics.items()
                         if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")}}
 
 
@@ -96,17 +97,18 @@ def _crash_once(folder: Path) -> None:
 
 
 def _finished(folder: Path) -> bool:
-    if not (folder / "metrics.json").is_file():
+    if not RunDir.is_run(folder):
         return False
-    metrics = json.loads((folder / "metrics.json").read_text())
-    state, _ = read_checkpoint(folder)
-    return metrics.get("stopped") == "finished" and state is not None
+    with RunDir.open(folder) as run:
+        metrics = run.metrics()
+        finished = isinstance(metrics, dict) and metrics.get("stopped") == "finished"
+        return finished and run.latest_checkpoint() is not None
 
 
 def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:
     """The spec's measures of one run, as numbers: ``{"diffusion: FACT": {"final_share": ...}, ...}``."""
     out: dict[str, dict[str, float]] = {}
-    with measures.open_run(folder) as run:
+    with RunDir.open(folder) as run:
         for m in spec.measures:
             name, o = next(iter(m.items()))
             if name == "diffusion":

@@ -77,8 +77,7 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from memstream.sweep import load_spec, run_sweep
-    from memstream.sweep.spec import DEFAULT_MAX_RUNS
+    from memstream.sweep import DEFAULT_MAX_RUNS, load_spec, run_sweep
 
     max_runs = args.max_runs or DEFAULT_MAX_RUNS
     spec = load_spec(args.spec, max_runs=max_runs)

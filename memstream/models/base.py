@@ -42,6 +42,7 @@ class Completion:
     latency_s: float = 0.0
     cached: bool = False
     attempts: int = 1  # requests sent for this answer (retries included); 0 if it came from a cache
+    truncated: bool = False  # the model stopped at the answer's bound (finish_reason "length")
 
 
 @dataclass
@@ -69,6 +70,7 @@ class PurposeUsage:
     partial: int = 0   # short of the request twice; what it did give was kept, the rest filled in
     requests: int = 0  # requests sent to the model, every retry included (failed ones too)
     received: int = 0  # answers that came back from the model (not from the call cache)
+    truncated: int = 0  # answers cut at their purpose's bound (models.bounds), read as damaged answers
 
     @property
     def lost(self) -> int:
@@ -112,6 +114,7 @@ class Usage:
         if not completion.cached:
             u.requests += completion.attempts
             u.received += 1
+            u.truncated += int(completion.truncated)
 
     def record_failure(self, purpose: str, failure: Failure) -> None:
         """A call that got no answer still cost the requests sent for it."""

@@ -25,6 +25,7 @@ import numpy as np
 from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError
 from memstream.models import endpoint
 from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.bounds import answer_tokens, bounded_schema
 from memstream.models.parsing import ANSWER_SCHEMAS
 
 log = logging.getLogger(__name__)
@@ -180,7 +181,8 @@ def completion_of(response: Any, started: float) -> Completion:
     return Completion(text=content if isinstance(content, str) else "",
                       prompt_tokens=tokens(field(usage, "prompt_tokens")),
                       completion_tokens=tokens(field(usage, "completion_tokens")),
-                      latency_s=time.perf_counter() - started)
+                      latency_s=time.perf_counter() - started,
+                      truncated=field(choice, "finish_reason") == "length")
 
 
 #: How an answer's JSON schema is sent, most constraining first: OpenAI and vLLM take ``json_schema``;
@@ -192,7 +194,9 @@ class OpenAIChat(ChatModel):
     """Chat completions from an OpenAI-compatible endpoint; batches run concurrently.
 
     Where a purpose has an answer schema (``ANSWER_SCHEMAS``), it is sent as ``response_format`` so
-    the server constrains its decoding; a server that refuses one form is asked in the next
+    the server constrains its decoding (its arrays and strings bounded: :func:`bounded_schema`); every
+    request bounds its answer's tokens by purpose (``max_tokens``: :mod:`memstream.models.bounds`); a
+    server that refuses one form is asked in the next
     (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
     (``structured_mode``). Each request carries its purpose in an ``X-Memstream-Purpose`` header
     (servers ignore it; a proxy or a test server can read it).
@@ -232,8 +236,9 @@ class OpenAIChat(ChatModel):
 
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
-                   **params}
+                   "max_tokens": answer_tokens(purpose), **params}
         schema = ANSWER_SCHEMAS.get(purpose)
+        schema = bounded_schema(schema) if schema is not None else None
         if schema is not None and self.structured_mode == "json_schema":
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", purpose)
             request["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}

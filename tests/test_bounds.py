@@ -103,3 +103,19 @@ def test_any_schema_comes_out_bounded_and_otherwise_unchanged(schema: dict) -> N
         return [strip(v) for v in node] if isinstance(node, list) else node
 
     assert strip(bounded) == schema
+
+
+def test_a_request_given_up_on_waits_for_the_server_before_it_is_sent_again(caplog) -> None:
+    """The client gave up after 0.5 s; a local server would still be generating that answer, so the
+    retry waits as long again instead of queueing behind it at once (the backoff alone is 0.01 s)."""
+    import time
+
+    with ScriptedServer([(0, "2"), (200, "5"), (0, "2"), (200, "6")]) as server:
+        chat = OpenAIChat("m", base_url=server.url, api_key="k", concurrency=1, timeout=0.5, backoff_s=0.01)
+        started = time.perf_counter()
+        assert chat.complete_many([("importance", ASK)]) == ["5"]
+        wall = time.perf_counter() - started
+        chat.complete_many([("importance", ASK)])
+    assert wall >= 0.95, wall  # 0.5 s waiting for the answer, then 0.5 s for the server to be free
+    assert chat.usage.by_purpose["importance"].abandoned == 2
+    assert sum("gave up on an answer" in r.getMessage() for r in caplog.records) == 1  # said once

@@ -12,7 +12,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,7 @@ class PurposeUsage:
     requests: int = 0  # requests sent to the model, every retry included (failed ones too)
     received: int = 0  # answers that came back from the model (not from the call cache)
     truncated: int = 0  # answers cut at their purpose's bound (models.bounds), read as damaged answers
+    abandoned: int = 0  # requests the client gave up on at its timeout while the server went on generating
 
     @property
     def lost(self) -> int:
@@ -79,7 +80,7 @@ class PurposeUsage:
 
 
 #: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
-PROBLEMS = ("retried", "unusable", "failed", "partial")
+PROBLEMS = ("retried", "unusable", "failed", "partial", "abandoned")
 
 
 @dataclass
@@ -139,9 +140,8 @@ class Usage:
         out: dict[str, PurposeUsage] = {}
         for purpose, u in self.by_purpose.items():
             total = out.setdefault(purpose.split(".")[0], PurposeUsage())
-            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s", "requests",
-                         "received", *PROBLEMS):
-                setattr(total, name, getattr(total, name) + getattr(u, name))
+            for f in fields(PurposeUsage):
+                setattr(total, f.name, getattr(total, f.name) + getattr(u, f.name))
         return out
 
 

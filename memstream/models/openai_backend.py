@@ -48,6 +48,13 @@ def _client(base_url: str | None, api_key: str | None, timeout: float, *, asynch
     return cls(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
+def _abandoned(error: Exception) -> bool:
+    """Whether the client gave up waiting (the server may still be generating the answer)."""
+    import openai
+
+    return isinstance(error, openai.APITimeoutError)
+
+
 def _is_transient(error: Exception) -> bool:
     import openai
 
@@ -227,6 +234,7 @@ class OpenAIChat(ChatModel):
         self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
         if self.structured_mode not in STRUCTURED_MODES:
             raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        self._said_abandoned = False
         _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
 
@@ -252,6 +260,18 @@ class OpenAIChat(ChatModel):
             self.structured_mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
             log.warning("%s refused response_format %s (%s); using %s", self.name, mode, str(error)[:80],
                         self.structured_mode)
+
+    def _abandoned(self, purpose: str, delay: float | None) -> float | None:
+        """A request given up on at the client's timeout: a local server goes on generating it, so a
+        retry sent at once would queue behind it (a runaway answer cost a run 10-20 minutes that
+        way). Wait as long as the timeout (the server's generation is bounded by the purpose's
+        ``max_tokens``), count it, and say so once."""
+        self.usage.count(purpose, "abandoned")
+        if not self._said_abandoned:
+            self._said_abandoned = True
+            log.warning("%s gave up on an answer after %.0f s while the server kept generating it; each retry "
+                        "now waits that long first (a slow server wants a longer --timeout)", self.name, self.timeout)
+        return None if delay is None else max(delay, self.timeout)
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
@@ -296,6 +316,8 @@ class OpenAIChat(ChatModel):
                             continue
                         delay = None if isinstance(error, MemstreamError) else wait_before_retry(
                             error, failures, self.attempts, self.backoff_s)
+                        if _abandoned(error):  # the server is still generating the answer given up on
+                            delay = self._abandoned(purpose, delay)
                         failures += 1
                         if delay is None:
                             self.breaker.failed(describe(error))

@@ -102,7 +102,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    "whisper the run carries); by default an interview leaves the agent as it was")
     cutoff_flag(p)
     # the paper's score, and the span a question names ("yesterday")
-    weight_flags(p, WeightSpec(defaults={"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 1.0}))
+    weight_flags(p, WeightSpec(defaults={"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 1.0}, by_position={"time": 0.0}))
     endpoint_flags(p)
 
     return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "whisper": cmd_whisper,

@@ -233,6 +233,9 @@ class WeightSpec:
 
     takes: tuple[str, ...] = ("rec", "imp", "rel", "time")
     defaults: dict[str, float] = field(default_factory=lambda: {"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 0.0})
+    #: What the deprecated positional form meant by the numbers it left out, where that differs from
+    #: ``defaults`` (interview weighs time by default, but its ``1,1,1`` always meant time 0).
+    by_position: dict[str, float] = field(default_factory=dict)
 
     def example(self) -> str:
         return ",".join(f"{n}={self.defaults.get(n, 0):g}" for n in self.takes)
@@ -263,6 +266,7 @@ class WeightSpec:
         if not 3 <= len(parts) <= len(self.takes):
             count = "3" if len(self.takes) == 3 else f"3 to {len(self.takes)}"
             raise self._bad(text, f"has {len(parts)} numbers, not {count} ({','.join(self.takes)})")
+        values |= self.by_position
         for name, number in zip(self.takes, parts, strict=False):
             values[name] = self._number(text, number)
         given = ",".join(f"{n}={values[n]:g}" for n in self.takes[:len(parts)])

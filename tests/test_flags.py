@@ -212,9 +212,11 @@ def test_json_alone_prints_it_and_json_file_writes_it(capsys, files, tmp_path: P
         assert written == printed or [r.get("id") for r in written] == [r.get("id") for r in printed]
 
 
-def test_a_json_file_never_overwrites_an_input_a_stream_or_a_run(capsys, files, tmp_path: Path) -> None:
+def test_an_output_never_overwrites_an_input_a_stream_or_a_run(capsys, files, tmp_path: Path) -> None:
     fake = tmp_path / "stream.json"
     fake.write_bytes(files["db"].read_bytes())  # a stream under a JSON name
+    image = tmp_path / "stream.png"
+    image.write_bytes(files["db"].read_bytes())  # and under an image's
     notes = tmp_path / "notes.json"
     notes.write_text("my notes, not JSON")
     run, db = files["run"], files["db"]
@@ -227,12 +229,18 @@ def test_a_json_file_never_overwrites_an_input_a_stream_or_a_run(capsys, files, 
         (["inspect", str(db), "--json", str(tmp_path)], "name a .json file"),
         (["inspect", str(db), "--json", str(tmp_path / "no" / "x.json")], "does not exist"),
         (["interview", str(run), "--agent", "Isabella Rodriguez", "--json", "What now?"], "name a .json file"),
+        (["plot", "timeline", str(db), "--agent", "ann", "-o", str(image)], "not a PNG or SVG file"),
+        (["plot", "timeline", str(image), "--agent", "ann", "-o", str(image)], "the input"),
+        (["measure", "network", str(run), "--plot", str(image)], "not a PNG or SVG file"),
+        (["measure", "network", str(run), "--plot", str(tmp_path)], "must end in .png"),
     ]
     for argv, problem in cases:
         before = _digest(files["root"]) | _digest(tmp_path)
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
-        assert err.startswith("memstream: error: --json") and problem in err and err.count("\n") == 1, err
+        flag = next(a for a in reversed(argv) if a.startswith("-"))
+        assert err.startswith("memstream: error: ") and problem in err and err.count("\n") == 1, err
+        assert flag in err, (flag, err)
         assert _digest(files["root"]) | _digest(tmp_path) == before, argv
 
 

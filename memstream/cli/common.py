@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -150,18 +150,39 @@ def check_json_output(value: str | None, inputs: Sequence[str | Path] = ()) -> s
         raise MemstreamError(f"--json {value} is a folder; name a .json file")
     if not out.parent.is_dir():
         raise MemstreamError(f"--json {value}: the folder {out.parent} does not exist")
-    if out.exists():
-        for given in map(Path, inputs):
-            inside = given.is_dir() and given.resolve() in out.resolve().parents
-            if given.exists() and (inside or out.samefile(given)):
-                raise MemstreamError(f"--json {value} is {'inside ' if given.is_dir() else ''}the input {given}; "
-                                     "name a new .json file")
-        with out.open("rb") as f:
-            head = f.read(64)
-        if head.startswith(_SQLITE) or (head.strip() and head.strip()[0] not in _JSON_STARTS):
-            raise MemstreamError(f"--json {value} exists and is not a JSON file (a stream or a database?); "
-                                 "name a new .json file")
+    _refuse_to_overwrite(out, f"--json {value}", inputs, "JSON", lambda head: head[:1] in _JSON_STARTS)
     return out
+
+
+def check_image_output(value: str, flag: str, inputs: Sequence[str | Path] = ()) -> Path:
+    """A plot's file (``-o``, ``--plot``), checked like ``--json FILE`` before any work: .png or .svg,
+    not a folder, not an input, and not an existing file of another kind."""
+    out = Path(value)
+    if out.suffix.lower() not in (".png", ".svg"):  # the formats memstream.plots.save writes
+        raise MemstreamError(f"{flag} {value} must end in .png or .svg")
+    if out.is_dir():
+        raise MemstreamError(f"{flag} {value} is a folder; name a .png or .svg file")
+    _refuse_to_overwrite(out, f"{flag} {value}", inputs, "PNG or SVG",
+                         lambda head: head.startswith(b"\x89PNG") or head.startswith((b"<?xml", b"<svg")))
+    return out
+
+
+def _refuse_to_overwrite(out: Path, shown: str, inputs: Sequence[str | Path], kind: str,
+                         own_kind: Callable[[bytes], bool]) -> None:
+    """An output that exists may be replaced only if it is the command's own kind of file and not
+    something the command was given to read (an input, or a file inside an input folder)."""
+    if not out.exists():
+        return
+    for given in map(Path, inputs):
+        if not given.exists():
+            continue
+        inside = given.is_dir() and given.resolve() in out.resolve().parents
+        if inside or out.samefile(given):
+            raise MemstreamError(f"{shown} is {'inside ' if inside else ''}the input {given}; name a new file")
+    with out.open("rb") as f:
+        head = f.read(64).lstrip()
+    if head and (head.startswith(_SQLITE) or not own_kind(head)):
+        raise MemstreamError(f"{shown} exists and is not a {kind} file (a stream or a database?); name a new file")
 
 
 def write_json(target: str | Path | None, data: object) -> None:

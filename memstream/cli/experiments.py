@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 from memstream.cli.common import (
     STDOUT,
+    check_image_output,
     check_json_output,
     cutoff_flag,
     endpoint_flags,
@@ -106,7 +108,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     from memstream import plots
     from memstream.sim import RunDir, measures
 
-    plot = plots.check_output(args.plot) if args.plot else None
+    plot = check_image_output(args.plot, "--plot", args.runs) if args.plot else None
     json_out = check_json_output(args.json, args.runs)
     battery = None
     if args.measure == "interviews":
@@ -142,7 +144,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
         fig = {"diffusion": lambda: plots.diffusion(results), "network": lambda: plots.network(results[-1]),
                "attendance": lambda: plots.attendance(results),
                "interviews": lambda: plots.interview_scores(results)}[args.measure]()
-        print(f"wrote {plots.save(fig, plot)}")
+        said = f"wrote {plots.save(fig, plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from memstream.cli.common import (
     Parser,
     WeightSpec,
     agent_flag,
+    check_image_output,
     check_json_output,
     cutoff_flag,
     json_flag,
@@ -87,7 +89,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
-    out = plots.check_output(args.output)
+    out = check_image_output(args.output, "-o", [args.src] if args.plot != "recall" else [args.eval_json])
     if args.plot == "sweep":
         cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
@@ -131,7 +133,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.eval import RETRIEVERS, EvalWeights, evaluate, load_locomo, load_longmemeval, table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
-    from memstream.plots import check_output, recall, save
+    from memstream.plots import recall, save
 
     ks = args.k
     if not 0 < args.decay <= 1:
@@ -139,8 +141,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     weights = EvalWeights(**args.weights, decay=args.decay)
     json_out = check_json_output(args.json, [args.path])
     names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
-        raise MemstreamError(f"--plot {args.plot} must end in .png or .svg")
+    plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
     if args.dataset == "locomo":
         dataset = load_locomo(args.path, context=args.context)
     else:
@@ -154,6 +155,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(table(results, ks))
     write_json(json_out, results)
     if args.plot:
-        print(f"wrote {save(recall(list(results)), check_output(args.plot))}")
+        said = f"wrote {save(recall(list(results)), plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
 

@@ -51,6 +51,23 @@ class Parser(argparse.ArgumentParser):
             self.error(f"the following arguments are required: {', '.join(missing)}")
         return parsed, extra
 
+    def format_usage(self) -> str:
+        return self._showing_required(super().format_usage)
+
+    def format_help(self) -> str:
+        return self._showing_required(super().format_help)
+
+    def _showing_required(self, render: Callable[[], str]) -> str:
+        """--help shows a flag required under any spelling as required (no brackets)."""
+        shown = [a for a in self._actions if a.dest in self.required_flags and a.help is not argparse.SUPPRESS]
+        for action in shown:
+            action.required = True
+        try:
+            return render()
+        finally:
+            for action in shown:
+                action.required = False
+
     def error(self, message: str) -> NoReturn:
         shown = printable(message).replace("\n", "\\n")  # one line, whatever the arguments held
         self.exit(EXIT_USAGE, f"memstream: error: {shown} (see {self.prog} --help)\n")
@@ -150,7 +167,7 @@ def check_json_output(value: str | None, inputs: Sequence[str | Path] = ()) -> s
         raise MemstreamError(f"--json {value} is a folder; name a .json file")
     if not out.parent.is_dir():
         raise MemstreamError(f"--json {value}: the folder {out.parent} does not exist")
-    _refuse_to_overwrite(out, f"--json {value}", inputs, "JSON", lambda head: head[:1] in _JSON_STARTS)
+    _refuse_to_overwrite(out, f"--json {value}", inputs, "JSON", lambda head: head[0] in _JSON_STARTS)
     return out
 
 

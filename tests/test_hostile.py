@@ -78,6 +78,17 @@ def workspace(root: Path) -> dict[str, Path]:
 
         start_run(RunConfig(agents=2, start=_t("2023-02-13T06:00:00-08:00"), hours=0.25, embedder="hash:64"),
                   files["run"], progress=False)
+    files["town-tiny-radius"] = root / "town-tiny.yaml"
+    files["town-tiny-radius"].write_text("name: t\nvision_radius: 1.0e-300\nareas:\n- name: a\n  buildings:\n"
+                                         "  - {name: b, x: 0, y: 0}\n")
+    files["town-dupe"] = root / "town-dupe.yaml"
+    files["town-dupe"].write_text("name: t\nareas:\n- name: a\n  buildings:\n  - {name: b, x: 0, y: 0}\n"
+                                  "name: u\n")
+    files["scenario-bool"] = root / "scenario-bool.yaml"
+    files["scenario-bool"].write_text("name: s\nstart: 2023-02-13T06:00:00-08:00\nhours: 0.1\nagents: true\n")
+    files["scenario-control"] = root / "scenario-control.yaml"
+    files["scenario-control"].write_text('name: s\nstart: 2023-02-13T06:00:00-08:00\nhours: 0.1\nwhispers:\n'
+                                         '- {agent: Isabella Rodriguez, text: "\\e[2Jhello"}\n')
     files["scenario"] = root / "scenario.yaml"
     files["scenario"].write_text("name: s\nstart: 2023-02-13T06:00:00-08:00\nhours: 0.1\nwhispers:\n"
                                  "- {agent: Isabella Rodriguez, text: hello}\n")
@@ -221,6 +232,11 @@ def test_generated_commands_never_trace_back_and_a_failure_changes_nothing(tmp_p
                  marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files")),
     (["run", "--out", "{good_jsonl}"], "is a file"),
     (["add", "{good}", "--agent", "ann\u200b", "--text", "x", "--importance", "3"] + HASH, "invisible"),
+    (["run", "--town", "{town-tiny-radius}", "--agents", "2", "--out", "{root}/r"], "vision_radius"),
+    (["run", "--town", "{town-dupe}", "--agents", "2", "--out", "{root}/r"], "'name' appears twice"),
+    (["run", "--scenario", "{scenario-bool}", "--out", "{root}/r"], "agents: Value error, a whole number is needed"),
+    (["run", "--scenario", "{scenario-control}", "--out", "{root}/r"], "control or invisible characters"),
+    (["whisper", "{run}", "--agent", "Isabella Rodriguez", "\x1b[2Jhello"], "control or invisible characters"),
 ])
 def test_each_class_of_mistake_is_one_line(tmp_path: Path, capsys, argv: list[str], problem: str) -> None:
     files = workspace(tmp_path)
@@ -360,3 +376,83 @@ def test_response_shapes_the_openai_client_can_return(body: object) -> None:
     except MemstreamError:
         return
     assert completion.text == ""
+
+
+# -- values at the boundary: towns, scenarios, whispers, the page's server -------------------------
+
+NUMBERS_IN_FILES = st.one_of(st.floats(), st.booleans(), st.integers(-10**7, 10**7), st.sampled_from(
+    [1e-300, 5e-324, 1e-3, "1e3", "0.5", "x", None]))
+
+
+@settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(radius=NUMBERS_IN_FILES, speed=NUMBERS_IN_FILES, x=NUMBERS_IN_FILES, agents=NUMBERS_IN_FILES,
+       hours=NUMBERS_IN_FILES, repeat=st.sampled_from(["", "name", "vision_radius", "x"]))
+def test_generated_towns_and_scenarios_load_or_fail_in_one_line(tmp_path_factory, radius, speed, x, agents, hours,
+                                                                repeat) -> None:
+    """A town or scenario that loads is one the simulation can use (its map's neighbours and routes
+    are found); one that does not is one MemstreamError. Duplicate keys, `true` for a number and a
+    radius near zero are refused."""
+    import yaml
+
+    from memstream.sim.scenario import load_scenario
+    from memstream.sim.world import Map, load_town
+
+    root = tmp_path_factory.mktemp("boundary")
+    building = {"name": "b", "x": x, "y": 0}
+    town = {"name": "t", "vision_radius": radius, "walk_speed": speed,
+            "areas": [{"name": "a", "buildings": [building, {"name": "c", "x": 1, "y": 1}]}]}
+    text = yaml.safe_dump(town)
+    if repeat:  # the same key again, at the top or inside the building
+        text = text.replace(f"{repeat}: ", f"{repeat}: 1\n{'  ' * (repeat == 'x') * 3}{repeat}: ", 1)
+    (root / "town.yaml").write_text(text)
+    try:
+        loaded = load_town(root / "town.yaml")
+    except MemstreamError as e:
+        assert "\n" not in str(e)
+    else:
+        assert not repeat and not any(isinstance(v, bool) for v in (radius, speed, x))
+        assert loaded.vision_radius >= 1e-3
+        Map(loaded).within(loaded.vision_radius)
+        Map(loaded).route("b", "c")
+    (root / "scenario.yaml").write_text(yaml.safe_dump({"name": "s", "start": "2023-02-13T06:00:00-08:00",
+                                                         "hours": hours, "agents": agents}))
+    try:
+        scenario = load_scenario(str(root / "scenario.yaml"))
+    except MemstreamError as e:
+        assert "\n" not in str(e)
+    else:
+        assert (agents is None and scenario.agents is None) or (
+            type(scenario.agents) is int and scenario.agents > 0 and not isinstance(agents, bool | str))
+        assert 0 < scenario.hours <= 24 * 366 and not isinstance(hours, bool)
+
+
+@settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None)
+@given(text=st.text(max_size=40))
+def test_whisper_text_is_plain_or_refused(text: str) -> None:
+    from pydantic import ValidationError
+
+    from memstream.sim.whisper import HIDDEN, Whisper
+
+    try:
+        w = Whisper(id=1, agent="ann", text=text, at=_t("2023-02-13T06:00:00+00:00"))
+    except ValidationError:
+        return
+    assert not any(unicodedata.category(c) in HIDDEN and c not in "\n\t" for c in w.text) and w.text.strip()
+
+
+@settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None)
+@given(seconds=st.one_of(st.floats(), st.integers(-10**20, 10**20)))
+def test_the_servers_time_is_a_time_of_the_run_or_refused(seconds: float) -> None:
+    from types import SimpleNamespace
+
+    from memstream.view.serve import seconds_into
+
+    start = _t("2023-02-13T06:00:00-08:00")
+    run = SimpleNamespace(config=SimpleNamespace(start=start), end=_t("2023-02-13T09:00:00-08:00"))
+    try:
+        at = seconds_into(run, float(seconds))  # type: ignore[arg-type]
+    except MemstreamError:
+        assert not 0 <= seconds <= 3 * 3600 + 1
+        return
+    assert 0 <= at <= 3 * 3600

@@ -197,6 +197,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         result = _new_run(args, ablate)
     m = result.metrics
+    if result.stopped == "endpoint-failing":
+        raise MemstreamError(f"{m['endpoint_failing']}; the run stopped and was checkpointed at "
+                             f"{result.sim_time:%Y-%m-%d %H:%M}; when the endpoint answers again, resume with "
+                             f"memstream run --resume {result.out}")
     why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
     print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "

@@ -352,6 +352,21 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
         raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995") from None
 
 
+def no_touch_reason(path: str) -> str | None:
+    """Why ``recall`` must not record accesses in ``path`` (a run's stream, which goes on from its
+    checkpoint; a file on read-only media), or None where it may."""
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
+    if run is not None:
+        return f"{path} is the stream of the run {run}"
+    from memstream.stream import read_only_media
+
+    if path != ":memory:" and Path(path).is_file() and read_only_media(Path(path)):
+        return f"{path} is on read-only media"
+    return None
+
+
 def refuse_run_stream(path: str) -> None:
     """A memory written straight into a run's stream would be lost when the run resumes (it goes on
     from its checkpoint): such a write is refused, naming the command that the run carries."""

@@ -60,6 +60,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
     p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
+    p.add_argument("--max-runs", type=positive_int,
+                   help="refuse a grid of more runs than this (default 1,000: memstream.sweep.spec.DEFAULT_MAX_RUNS)")
     p = sub.add_parser("view", help="write a run as one self-contained page to watch in a browser")
     p.add_argument("run")
     output_flag(p, required=False, help="the page, .html (opens from disk; no server, no network)")
@@ -87,11 +89,12 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from memstream.sweep import load_spec, run_sweep
+    from memstream.sweep import DEFAULT_MAX_RUNS, load_spec, run_sweep
 
-    spec = load_spec(args.spec)
+    max_runs = args.max_runs or DEFAULT_MAX_RUNS
+    spec = load_spec(args.spec, max_runs=max_runs)
     out = Path(args.out)
-    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus)
+    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus, max_runs=max_runs)
     for cell in summary["cells"]:
         shown = "; ".join(f"{name} {key} {v['mean']:.3g} [{v['ci95'][0]:.3g}, {v['ci95'][1]:.3g}] (n={v['n']})"
                           for name, keys in cell["measures"].items() for key, v in keys.items()

@@ -14,12 +14,14 @@ from memstream.cli.common import (
     cutoff_flag,
     json_flag,
     model_flags,
+    no_touch_reason,
     open_stream,
     output_flag,
     parse_time_arg,
     parse_weights,
     refuse_run_stream,
     short,
+    warn,
     weight_flags,
     write_json,
 )
@@ -100,10 +102,13 @@ def cmd_import(args: argparse.Namespace) -> int:
 def cmd_recall(args: argparse.Namespace) -> int:
     weights = parse_weights(args)
     json_out = check_json_output(args.json, [args.stream])
-    with open_stream(args.stream, args, create=False, readonly=args.no_touch) as (stream, _):
+    why = None if args.no_touch else no_touch_reason(args.stream)
+    touch = not (args.no_touch or why)
+    with open_stream(args.stream, args, create=False, readonly=not touch) as (stream, _):
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.agent)
-        recalls = stream.retrieve(args.agent, args.query, now=now, k=args.k, weights=weights,
-                                  touch=not args.no_touch)
+        recalls = stream.retrieve(args.agent, args.query, now=now, k=args.k, weights=weights, touch=touch)
+    if why:  # never a write there: recall reads only, and says so in one line
+        warn(f"{why}: recall records no access there (as with --no-touch)")
     if json_out == STDOUT:
         write_json(json_out, [r.as_row() for r in recalls])
         return 0

@@ -110,7 +110,7 @@ def test_a_command_against_a_failing_endpoint_is_one_line_and_writes_nothing(tmp
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("MEMSTREAM_ATTEMPTS", "1")
         monkeypatch.setenv("MEMSTREAM_BREAKER", "1")
-        code = main(["add", str(tmp_path / "s.db"), "--owner", "ann", "--text", "Ann met Bob", "--llm", "openai:m",
+        code = main(["add", str(tmp_path / "s.db"), "--agent", "ann", "--text", "Ann met Bob", "--llm", "openai:m",
                      "--embedder", "hash:32", "--no-cache"])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "is failing" in err, err

@@ -39,8 +39,8 @@ def digest(folder: Path) -> dict[str, str]:
             if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
 
 
-READS = [["inspect", "{db}"], ["inspect", "{db}", "--owner", "ann"], ["inspect", "{db}", "--json"],
-         ["recall", "{db}", "--owner", "ann", "--query", "party"], ["tree", "{db}", "--owner", "ann", "--memory", "3"],
+READS = [["inspect", "{db}"], ["inspect", "{db}", "--agent", "ann"], ["inspect", "{db}", "--json"],
+         ["recall", "{db}", "--agent", "ann", "--query", "party"], ["tree", "{db}", "--agent", "ann", "--memory", "3"],
          ["check", "{db}"]]
 
 
@@ -93,7 +93,7 @@ def test_recall_on_a_run_stream_never_writes(tmp_path: Path, capsys) -> None:
                         embedder="hash:64"), run, progress=False)
     agent = json.loads((run / "town.json").read_text())["residents"][0]["name"]
     before = digest(run)
-    assert main(["recall", str(run / "streams.db"), "--owner", agent, "--query", "plans"]) == 0
+    assert main(["recall", str(run / "streams.db"), "--agent", agent, "--query", "plans"]) == 0
     out, err = capsys.readouterr()
     assert err.count("\n") == 1 and "is the stream of the run" in err and "no access" in err
     assert "rank" in out and digest(run) == before
@@ -128,7 +128,7 @@ def damage(source: Path, target: Path, column: str, value: object) -> None:
 def _run_reads(db: Path, capsys, caplog, plot: bool = True) -> list[tuple[list[str], int, str, str]]:  # noqa: ANN001
     """Each read command on ``db``: its argv, exit code, output, and errors with the warnings logged."""
     results = []
-    reads = READS[:-1] + [["recall", "{db}", "--owner", "ann", "--query", "party", "--no-touch", "--json"]]
+    reads = READS[:-1] + [["recall", "{db}", "--agent", "ann", "--query", "party", "--no-touch", "--json"]]
     for argv in reads + ([["plot", "components", "{db}", "--agent", "ann", "--query", "party", "-o",
                            str(db.parent / "p.png")]] if plot else []):
         argv = [a.format(db=db) for a in argv]

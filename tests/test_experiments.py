@@ -124,7 +124,7 @@ def test_a_whisper_is_carried_when_the_run_goes_on(tmp_path: Path, capsys) -> No
 def test_writing_straight_into_a_runs_stream_is_refused(tmp_path: Path, capsys) -> None:
     run = small_run(tmp_path / "r")
     before = (run / "streams.db").read_bytes()
-    assert main(["add", str(run / "streams.db"), "--owner", "Klaus Mueller", "--text", "hi", "--importance", "3"]) == 2
+    assert main(["add", str(run / "streams.db"), "--agent", "Klaus Mueller", "--text", "hi", "--importance", "3"]) == 2
     assert "memstream whisper" in capsys.readouterr().err and (run / "streams.db").read_bytes() == before
 
 

@@ -400,6 +400,10 @@ def test_the_server_answers_retrieval_with_the_papers_score(served: str) -> None
     with pytest.raises(HTTPError) as bad:
         urlopen(f"{served}/recall?agent=Nobody&q=coffee&t=0")
     assert bad.value.code == 400 and "no agent" in json.loads(bad.value.read())["error"]
+    for t in ("nan", "inf", "-inf", "1e300", "-5", "x"):  # refused, not clamped or passed on
+        with pytest.raises(HTTPError) as bad:
+            urlopen(f"{served}/recall?agent=Isabella%20Rodriguez&q=coffee&t={t}")
+        assert bad.value.code == 400, t
 
 
 @needs_browser

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from memstream.files import Number, WholeNumber
 from memstream.sim.engine import ABLATIONS
 from memstream.stream import Weights
 from memstream.timeutil import require_aware
@@ -34,20 +35,20 @@ class RunConfig(BaseModel):
 
     format: str = FORMAT
     town: str | None = None  # a town file; None for the default town
-    agents: int | None = Field(default=None, gt=0)
+    agents: WholeNumber | None = Field(default=None, gt=0)
     start: datetime
-    hours: float = Field(gt=0, le=MAX_HOURS, allow_inf_nan=False)
-    step_seconds: int = Field(default=10, gt=0, le=3600)
+    hours: Number = Field(gt=0, le=MAX_HOURS, allow_inf_nan=False)
+    step_seconds: WholeNumber = Field(default=10, gt=0, le=3600)
     llm: str = "offline"
     embedder: str = "minilm"
-    seed: int = 0
-    max_calls: int | None = Field(default=None, gt=0)
-    timeout: float | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
-    concurrency: int | None = Field(default=None, gt=0)  # model requests in flight
+    seed: WholeNumber = 0
+    max_calls: WholeNumber | None = Field(default=None, gt=0)
+    timeout: Number | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
+    concurrency: WholeNumber | None = Field(default=None, gt=0)  # model requests in flight
     weights: Weights = Field(default_factory=Weights)  # retrieval's weights for every agent (the paper's 1,1,1)
     ablate: list[str] = Field(default_factory=list)  # modules the agents go without (engine.ABLATIONS)
     scenario: str | None = None  # the scenario the run was made from, if any
-    keep_every: int = Field(default=12, ge=1, le=24 * 366)  # whole simulated hours between kept checkpoints
+    keep_every: WholeNumber = Field(default=12, ge=1, le=24 * 366)  # whole simulated hours between kept checkpoints
     forked_from: str | None = None  # RUN@TIME this run was forked from
 
     @field_validator("format")
@@ -82,6 +83,6 @@ class RunConfig(BaseModel):
 
 class RunResult(BaseModel):
     out: str
-    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM)
+    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM), "endpoint-failing"
     sim_time: datetime
     metrics: dict[str, Any]

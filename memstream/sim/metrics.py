@@ -27,6 +27,8 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
         "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
         "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
+        "truncated_by_purpose": {p: u.truncated for p, u in sorted(chat.usage.by_purpose.items()) if u.truncated},
+        **chat.usage.totals(), "endpoint_failing": chat.failing,
         "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
         "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,

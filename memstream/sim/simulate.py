@@ -66,6 +66,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
                                 f" agent-steps/s | {model_calls(chat)} calls")
         if config.max_calls and model_calls(chat) - calls_at_start >= config.max_calls and not stop.requested:
             stop.why = "max-calls"
+        if chat.failing and not stop.requested:  # the breaker opened: checkpoint here, resume when it answers
+            stop.why = "endpoint-failing"
         if stop.requested or int(s.last_tick) % 3600 == 0:
             _checkpoint(run, s, chat, wall_before + wall)
         if not stop.requested:

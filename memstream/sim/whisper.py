@@ -9,12 +9,31 @@ file is never written behind the run's back.
 from __future__ import annotations
 
 import json
+import unicodedata
 from datetime import datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from memstream.stream import MemoryText
 from memstream.timeutil import require_aware
+
+#: Unicode categories a whisper may not hold (but for newlines and tabs): controls (a terminal escape
+#: would recolour every replay of the run), invisible formatting and bidi marks, unassigned code points.
+HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def plain_text(text: str) -> str:
+    """A whisper's text: refused, naming the first, if it holds a control or invisible character."""
+    hidden = [c for c in text if unicodedata.category(c) in HIDDEN and c not in "\n\t"]
+    if hidden:
+        raise ValueError(f"the text holds control or invisible characters ({', '.join(repr(c) for c in hidden[:3])})"
+                         "; write it as plain text")
+    return text
+
+
+#: A whisper's text as the schema reads it: a memory's text, at most 10,000 characters, plain.
+WhisperText = Annotated[MemoryText, Field(min_length=1, max_length=10_000), AfterValidator(plain_text)]
 
 
 class Whisper(BaseModel):
@@ -22,7 +41,7 @@ class Whisper(BaseModel):
 
     id: int = Field(ge=1)
     agent: str = Field(min_length=1)
-    text: MemoryText = Field(min_length=1, max_length=10_000)
+    text: WhisperText
     at: datetime
 
     @field_validator("at")

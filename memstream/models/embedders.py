@@ -80,14 +80,21 @@ MINILM_TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa3
 #: observations with long dialogues, and padding a batch's short texts to a dialogue's length doubled
 #: the embedding time of a day.
 PAD_SLACK = 1.25
+#: A batch's attention takes memory in proportion to its texts times the square of its length: a bound on
+#: that (16 texts of 64 tokens) keeps a batch of long texts small. 32 dialogues of 256 tokens at once (a
+#: 1,000-agent step that ends many conversations) doubled a run's peak memory.
+MAX_BATCH_AREA = 16 * 64 * 64
 
 
-def length_batches(lengths: list[int], batch_size: int) -> list[list[int]]:
-    """The positions of ``lengths`` in batches of similar lengths (shortest first, at most ``batch_size``)."""
+def length_batches(lengths: list[int], batch_size: int, max_area: int = MAX_BATCH_AREA) -> list[list[int]]:
+    """The positions of ``lengths`` in batches of similar lengths, shortest first: at most ``batch_size``
+    texts, each at most ``PAD_SLACK`` times the batch's shortest, and texts x length squared at most
+    ``max_area`` (a text longer than that is a batch of its own)."""
     batches: list[list[int]] = []
     for position in np.argsort(lengths, kind="stable").tolist():
-        if (not batches or len(batches[-1]) == batch_size
-                or lengths[position] > PAD_SLACK * lengths[batches[-1][0]]):
+        length = lengths[position]
+        if (not batches or len(batches[-1]) == batch_size or length > PAD_SLACK * lengths[batches[-1][0]]
+                or (len(batches[-1]) + 1) * length * length > max_area):
             batches.append([])
         batches[-1].append(position)
     return batches

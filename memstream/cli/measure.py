@@ -6,6 +6,7 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memstream.cli.common import (
     Parser,
@@ -17,6 +18,9 @@ from memstream.cli.common import (
 )
 from memstream.errors import MemstreamError
 from memstream.files import read_json
+
+if TYPE_CHECKING:
+    from memstream.models import ChatModel
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -54,13 +58,20 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json output")
     rec.add_argument("eval_json")
     rec.add_argument("-o", "--out", required=True)
+    des = plots.add_parser("designs", help="a measure against context tokens per design, with the Pareto front, "
+                           "per question type, from memstream eval --design --json output")
+    des.add_argument("eval_json")
+    des.add_argument("--measure", choices=["evidence_verbatim", "evidence_reachable", "judge_accuracy", "f1"],
+                     default="evidence_verbatim")
+    des.add_argument("-o", "--out", required=True)
 
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
                    help="LongMemEval: a memory per session or per round (default session)")
-    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all")
+    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all; with --design, "
+                   "the one the tiered design retrieves with (all: its default, hybrid)")
     p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")
     p.add_argument("--weights", metavar="REC,IMP,REL[,BM25[,TIME]]", default="1,1,1,1,1",
                    help="weights of the generative retrievers; TIME is added inside the span a question "
@@ -74,6 +85,17 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--plot", metavar="OUT", help="draw recall@k curves (png or svg)")
     p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
     model_flags(p, cache=False)
+    d = p.add_argument_group("answers from memory designs (with --design)")
+    d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
+                   "list or all (full, buffer-summary, vector, stream, tiered); full is always measured")
+    d.add_argument("--budget", default="1000,2000,4000", help="context budgets in tokens (default 1000,2000,4000)")
+    d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
+                   "openai:MODEL")
+    d.add_argument("--judge", default="offline", help="score each answer with this model (offline: the lexical "
+                   "stand-in, or openai:MODEL)")
+    d.add_argument("--window", type=positive_int, default=128_000,
+                   help="the answer model's context window in tokens (default 128000)")
+    d.add_argument("--limit", type=positive_int, help="at most this many questions (a slice, in file order)")
 
     return {"plot": cmd_plot, "eval": cmd_eval}
 
@@ -88,6 +110,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
             raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
         print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        return 0
+    if args.plot == "designs":
+        path = Path(args.eval_json)
+        rows = read_json(path, "eval --design --json output")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "design" in r for r in rows):
+            raise MemstreamError(f"{path} is not memstream eval --design --json output")
+        print(f"wrote {plots.save(plots.designs(rows, measure=args.measure), out)}")
         return 0
     if args.plot == "recall":
         path = Path(args.eval_json)
@@ -125,25 +154,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
-    from memstream.eval.harness import EvalWeights
     from memstream.eval.report import table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import check_output, recall, save
 
+    if args.design:
+        return cmd_eval_designs(args)
     try:
         ks = sorted({int(k) for k in args.k.split(",")})
     except ValueError:
         ks = []
     if not ks or ks[0] <= 0:
         raise MemstreamError(f"--k {args.k!r} must be positive integers, e.g. 5,10")
-    try:
-        parts = [float(x) for x in args.weights.split(",")]
-    except ValueError:
-        parts = []
-    if len(parts) not in (3, 4, 5) or min(parts) < 0 or not 0 < args.decay <= 1:
-        raise MemstreamError(f"--weights {args.weights!r} must be 3 to 5 non-negative numbers "
-                             "(recency, importance, relevance[, bm25[, time]]) and --decay in (0, 1]")
-    weights = EvalWeights(*parts, decay=args.decay)
+    weights = _generative_weights(args)
     names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
     if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
         raise MemstreamError(f"--plot {args.plot} must end in .png or .svg")
@@ -164,3 +187,70 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(f"wrote {save(recall(list(results)), check_output(args.plot))}")
     return 0
 
+
+
+def _budgets(text: str) -> list[int]:
+    try:
+        budgets = sorted({int(b) for b in text.split(",")})
+    except ValueError:
+        budgets = []
+    if not budgets or budgets[0] <= 0:
+        raise MemstreamError(f"--budget {text!r} must be positive token counts, e.g. 1000,2000,4000")
+    return budgets
+
+
+def cmd_eval_designs(args: argparse.Namespace) -> int:
+    """``memstream eval ... --design D``: answers from each design's context, judged, scored, costed."""
+    from memstream.designs import check_retriever, design_names
+    from memstream.eval import Models, designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
+    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+    from memstream.plots import check_output, designs, save
+    from memstream.stream import Weights
+
+    names = design_names(args.design)
+    budgets = _budgets(args.budget)
+    tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
+    weights = _generative_weights(args)
+    if args.plot:
+        check_output(args.plot)
+    if args.dataset == "locomo":
+        dataset = load_locomo(args.path, context=args.context)
+    else:
+        dataset = load_longmemeval(args.path, granularity="round", abstention=True)
+    if args.limit:
+        dataset = sliced(dataset, args.limit)
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+
+    def model(spec: str | None) -> ChatModel:
+        chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
+        if chat.name.startswith("offline"):
+            return chat
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        return CachedChatModel(chat, cache)
+
+    embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
+    models = Models(model(args.llm), model(args.answer), model(args.judge), embedder)
+    settings = {"stream": {"weights": Weights(recency=weights.recency, importance=weights.importance,
+                                              relevance=weights.relevance, time=weights.time, decay=weights.decay)},
+                "tiered": {**tiered, "weights": weights}}
+    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings)
+    print(designs_table(rows))
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(rows, indent=2))
+        print(f"wrote {args.json_out}")
+    if args.plot:
+        print(f"wrote {save(designs(rows), check_output(args.plot))}")
+    return 0
+
+
+def _generative_weights(args: argparse.Namespace):  # noqa: ANN202 - RetrievalWeights, imported lazily
+    from memstream.designs import RetrievalWeights
+
+    try:
+        parts = [float(x) for x in args.weights.split(",")]
+    except ValueError:
+        parts = []
+    if len(parts) not in (3, 4, 5) or min(parts) < 0 or not 0 < args.decay <= 1:
+        raise MemstreamError(f"--weights {args.weights!r} must be 3 to 5 non-negative numbers "
+                             "(recency, importance, relevance[, bm25[, time]]) and --decay in (0, 1]")
+    return RetrievalWeights(*parts, decay=args.decay)

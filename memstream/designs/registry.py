@@ -27,7 +27,7 @@ def design_names(text: str) -> list[str]:
     names = list(DESIGNS) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in DESIGNS]
     if unknown or not names:
-        raise MemstreamError(f"unknown design {', '.join(unknown) or repr(text)}; use one of "
+        raise MemstreamError(f"unknown design {', '.join(map(repr, unknown)) or repr(text)}; use one of "
                              f"{', '.join(DESIGNS)} (or all)")
     return list(dict.fromkeys(names))
 

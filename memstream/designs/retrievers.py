@@ -70,15 +70,21 @@ def tokenize(texts: list[str]) -> list[list[str]]:
     return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, show_progress=False, return_ids=False)
 
 
-def bm25_index(docs: list[str]) -> bm25s.BM25:
+def bm25_index(docs: list[str]) -> bm25s.BM25 | None:
+    """A BM25 index of ``docs``; None when no doc holds a word it can index (bm25s cannot index that)."""
+    tokens = tokenize(docs)
+    if not any(tokens):
+        return None
     index = bm25s.BM25()
-    index.index(tokenize(docs), show_progress=False)
+    index.index(tokens, show_progress=False)
     return index
 
 
-def bm25_scores(index: bm25s.BM25, n_docs: int, q_tokens: list[list[str]], starts: np.ndarray) -> np.ndarray:
+def bm25_scores(index: bm25s.BM25 | None, n_docs: int, q_tokens: list[list[str]], starts: np.ndarray) -> np.ndarray:
     """BM25 of every query against the indexed docs; a record (docs from ``starts``) scores as its best doc."""
     scores = np.zeros((len(q_tokens), n_docs))
+    if index is None:
+        return np.maximum.reduceat(scores, starts, axis=1) if n_docs else scores
     for i, q in enumerate(q_tokens):
         if q:
             scores[i] = index.get_scores(q)

@@ -57,6 +57,7 @@ class StreamDesign(MemoryDesign):
         super().__init__(config)
         self.stream = MemoryStream(":memory:", embedder, weights=self.config.weights)
         self.reflections = 0
+        self._lines: dict[int, Line] = {}
 
     def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
         ratings = yield from importance_stage([e.text for e in entries])
@@ -77,16 +78,20 @@ class StreamDesign(MemoryDesign):
         if not self.stream.has(owner):
             return Context([], budget_tokens)
         recalls = self.stream.retrieve(owner, query, now=now, k=CANDIDATES, touch=self.config.touch)
-        ranked = [self._line(owner, r.memory) for r in recalls]
+        ranked = (self._line(owner, r.memory) for r in recalls)
         fit = fit_best(ranked, room_for("retrieved", budget_tokens))
         made = block("retrieved", in_time_order(fit.kept))
         return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
 
     def _line(self, owner: str, memory: Memory) -> Line:
+        """A memory's line in a context, made once (memories never change)."""
+        if (made := self._lines.get(memory.id)) is not None:
+            return made
         text = f"[{memory.created_at:%d %B %Y %H:%M}] " + (
             f"(insight) {memory.text}" if memory.kind == REFLECTION else memory.text)
         ids = _closure(self.stream, normalise_owner(owner), memory.id) if memory.cites else (memory.id,)
-        return Line(text, count_tokens(text), ids, to_epoch(memory.created_at))
+        made = self._lines[memory.id] = Line(text, count_tokens(text), ids, to_epoch(memory.created_at))
+        return made
 
     def get_state(self) -> dict[str, Any]:
         owners = self.stream.owners()

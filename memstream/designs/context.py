@@ -2,8 +2,10 @@
 
 A :class:`Block` is one tier of the context (pinned, summary, window, retrieved, insights,
 history) as the model reads it, with its token count and the ids of the records it comes from
-(for a summary or an insight, every record it derives from). Blocks are filled by the packers
-here, which count what they leave out: nothing is cut silently.
+(for a summary or an insight, every record it derives from). Lines that share a time stamp (a
+session's turns) are shown under one ``[stamp]`` heading rather than each carrying it, so the
+budget goes to what was said. Blocks are filled by the packers here, which count what they leave
+out: nothing is cut silently, and a block's tokens are exactly those of its text.
 """
 
 from __future__ import annotations
@@ -26,12 +28,15 @@ TITLES = {
 
 @dataclass(frozen=True)
 class Line:
-    """One line a block may hold: its text, its token count, the records it comes from, and when."""
+    """One line a block may hold: its text, its token count, the records it comes from, when, and
+    the stamp it is shown under (lines in a row with the same stamp share one heading)."""
 
     text: str
     tokens: int
     ids: tuple[int, ...]
     order: float = 0.0  # where it goes in the block (creation time, as epoch seconds)
+    group: str = ""     # e.g. "[08 May 2023 13:56]"; "" for none
+    group_tokens: int = 0
 
 
 def header(tier: str) -> str:
@@ -55,12 +60,21 @@ class Block:
 
 
 def block(tier: str, lines: Sequence[Line]) -> Block | None:
-    """The block holding ``lines`` in their order (None if there are none). Its tokens are exact:
-    the heading's plus the lines' (a token never spans the newline between them)."""
+    """The block holding ``lines`` in their order (None if there are none), a stamp heading before each
+    run of lines with the same stamp. Its tokens are exact: the heading's, the stamps' and the lines'
+    (a token never spans the newline between them)."""
     if not lines:
         return None
     ids = tuple(dict.fromkeys(i for line in lines for i in line.ids))
-    return Block(tier, "\n".join(line.text for line in lines), header_tokens(tier) + sum(x.tokens for x in lines), ids)
+    shown, tokens, group = [], header_tokens(tier), None
+    for line in lines:
+        if line.group and line.group != group:
+            shown.append(line.group)
+            tokens += line.group_tokens
+        group = line.group
+        shown.append(line.text)
+        tokens += line.tokens
+    return Block(tier, "\n".join(shown), tokens, ids)
 
 
 @dataclass
@@ -116,10 +130,13 @@ def fit_best(ranked: Iterable[Line], room: int) -> Fit:
     fit = Fit([])
     left, misses = room, 0
     skipped: list[Line] = []
+    groups: set[str] = set()
     for line in ranked:
-        if line.tokens <= left:
+        cost = line.tokens + (line.group_tokens if line.group not in groups else 0)
+        if cost <= left:
             fit.kept.append(line)
-            left -= line.tokens
+            groups.add(line.group)
+            left -= cost
             fit.cut += len(skipped)
             fit.cut_tokens += sum(x.tokens for x in skipped)
             skipped, misses = [], 0
@@ -132,11 +149,17 @@ def fit_best(ranked: Iterable[Line], room: int) -> Fit:
 
 
 def fit_newest(lines: Sequence[Line], room: int) -> Fit:
-    """The newest lines that fit in ``room`` tokens, oldest first: cut from the oldest, contiguously."""
+    """The newest lines that fit in ``room`` tokens, oldest first: cut from the oldest, contiguously.
+    (Lines are in time order, so a stamp's lines are in a row and its heading is paid once.)"""
     total, start = 0, len(lines)
-    while start > 0 and total + lines[start - 1].tokens <= room:
+    while start > 0:
+        line = lines[start - 1]
+        opens = start == len(lines) or lines[start].group != line.group
+        cost = line.tokens + (line.group_tokens if opens else 0)
+        if total + cost > room:
+            break
         start -= 1
-        total += lines[start].tokens
+        total += cost
     dropped = lines[:start]
     return Fit(list(lines[start:]), len(dropped), sum(x.tokens for x in dropped))
 

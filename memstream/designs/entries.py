@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.models import count_tokens
 from memstream.stream import MemoryText
 
 #: What an entry is. ``pinned`` entries (a profile, standing instructions) are always in a tiered context.
@@ -63,9 +62,14 @@ class Record:
     session: str
 
     @property
+    def stamp(self) -> str:
+        """The heading a record is shown under in a context: when it was said."""
+        return stamp_of(self.at)
+
+    @property
     def line(self) -> str:
-        """How the record reads in a context: its date, then its text verbatim."""
-        return f"[{self.at:%d %B %Y %H:%M}] {self.text}"
+        """How the record reads on its own (in a prompt to summarise it): its stamp, then its text."""
+        return f"{self.stamp} {self.text}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "owner": self.owner, "text": self.text, "at": self.at.isoformat(),
@@ -77,5 +81,5 @@ class Record:
                    d["session"])
 
 
-def line_tokens(record: Record) -> int:
-    return count_tokens(record.line)
+def stamp_of(at: datetime) -> str:
+    return f"[{at:%d %B %Y %H:%M}]"

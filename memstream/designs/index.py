@@ -1,7 +1,8 @@
 """An owner's records ready to rank: vectors, BM25 keys, importance and times, kept up to date lazily.
 
-Writes only append; the vectors of new records are made in one batch at the next read, and the
-BM25 index is rebuilt at the next read after a write (a question usually follows many turns).
+Writes only append; the vectors of new records are made as they are written (one batch per write),
+so the answer's path only embeds the query. The BM25 index is rebuilt after writes, at the owner's
+consolidation (:meth:`RecordIndex.prepare`) or else at the next read that needs it.
 A record's lexical keys are its text and, as ``memstream eval`` keys a LoCoMo turn, the record with
 its neighbours in the same session under its date, so "Yes, last Tuesday!" is found through what
 it answers.
@@ -41,6 +42,13 @@ class RecordIndex:
         self.importance.extend(importance or [5.0] * len(records))
         self._created = np.concatenate([self._created, [to_epoch(r.at) for r in records]])
         self._bm25 = None
+        if self.embedder is not None:
+            self._embed_new()
+
+    def prepare(self) -> None:
+        """Bring the lexical index up to date now, off the answer's path."""
+        if self.records:
+            self._lexical()
 
     def __len__(self) -> int:
         return len(self.records)

@@ -7,10 +7,12 @@ The designs that keep the history themselves (``full``, ``buffer-summary``, ``ve
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from memstream.designs.context import Line
-from memstream.designs.entries import Entry, Record, line_tokens
+from memstream.designs.entries import Entry, Record, stamp_of
+from memstream.models import count_tokens
 from memstream.stream import normalise_owner
 from memstream.timeutil import to_epoch
 
@@ -54,4 +56,10 @@ class RecordLog:
 
 
 def line_of(record: Record) -> Line:
-    return Line(record.line, line_tokens(record), (record.id,), to_epoch(record.at))
+    """A record as a context shows it: its text verbatim, under its stamp."""
+    return stamped(record.text, (record.id,), record.at)
+
+
+def stamped(text: str, ids: tuple[int, ...], at: datetime) -> Line:
+    group = stamp_of(at)
+    return Line(text, count_tokens(text), ids, to_epoch(at), group, count_tokens(group))

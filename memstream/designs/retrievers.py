@@ -27,6 +27,8 @@ RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid
 NEEDS_IMPORTANCE = frozenset({"importance", "generative", "generative+bm25"})
 #: Retrievers that need the embedder.
 NEEDS_VECTORS = frozenset({"relevance", "hybrid", "generative", "generative+bm25"})
+#: Retrievers that need BM25.
+LEXICAL = frozenset({"bm25", "bm25+keys", "hybrid", "generative+bm25"})
 #: Reciprocal rank fusion constant (Cormack et al. 2009).
 RRF_K = 60
 _STEMMER = Stemmer.Stemmer("english")

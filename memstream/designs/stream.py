@@ -22,7 +22,8 @@ from pydantic import Field
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
 from memstream.designs.entries import Entry
-from memstream.models import Embedder, Stage, count_tokens
+from memstream.designs.log import stamped
+from memstream.models import Embedder, Stage
 from memstream.reflection import THRESHOLD, maybe_reflect_stage
 from memstream.stream import (
     DIALOGUE,
@@ -35,7 +36,6 @@ from memstream.stream import (
     new_memory,
     normalise_owner,
 )
-from memstream.timeutil import to_epoch
 
 #: Memories ranked per context before the budget is filled (a 4k budget holds ~100 turns).
 CANDIDATES = 400
@@ -87,10 +87,9 @@ class StreamDesign(MemoryDesign):
         """A memory's line in a context, made once (memories never change)."""
         if (made := self._lines.get(memory.id)) is not None:
             return made
-        text = f"[{memory.created_at:%d %B %Y %H:%M}] " + (
-            f"(insight) {memory.text}" if memory.kind == REFLECTION else memory.text)
+        text = f"(insight) {memory.text}" if memory.kind == REFLECTION else memory.text
         ids = _closure(self.stream, normalise_owner(owner), memory.id) if memory.cites else (memory.id,)
-        made = self._lines[memory.id] = Line(text, count_tokens(text), ids, to_epoch(memory.created_at))
+        made = self._lines[memory.id] = stamped(text, ids, memory.created_at)
         return made
 
     def get_state(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
 from memstream.designs.retrievers import (
+    LEXICAL,
     NEEDS_IMPORTANCE,
     NEEDS_VECTORS,
     RetrievalWeights,
@@ -58,7 +59,7 @@ class TieredDesign(MemoryDesign):
     def __init__(self, config: TieredConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
         dense = self.config.retriever in NEEDS_VECTORS
-        self.embedder = (embedder or make_embedder()) if dense else embedder
+        self.embedder = (embedder or make_embedder()) if dense else None
         self.log = RecordLog()
         self.indexes: dict[str, RecordIndex] = {}
         self.summaries: dict[str, Summary] = {}
@@ -86,8 +87,11 @@ class TieredDesign(MemoryDesign):
         return [r.id for r in records]
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
-        return (yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
-                                        everything=True))
+        made = yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
+                                       everything=True)
+        if self.config.retriever in LEXICAL:
+            self._index(owner).prepare()
+        return made
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
@@ -118,7 +122,7 @@ class TieredDesign(MemoryDesign):
             return Fit([])
         name = self.config.retriever
         signals = index.signals(query, now, dense=name in NEEDS_VECTORS,
-                                lexical=name in {"bm25", "bm25+keys", "hybrid", "generative+bm25"})
+                                lexical=name in LEXICAL)
         scores = score(name, signals, self.config.weights)
         lines = self.log.lines_of(owner)
         ranked = (lines[i] for i in top_k(scores, len(lines)) if lines[i].ids[0] not in shown)

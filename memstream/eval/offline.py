@@ -19,6 +19,7 @@ from memstream.models import Message, prompt_of, register_rules
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _STAMP = re.compile(r"^\[[^\]]*\]\s*")
+_STAMP_ONLY = re.compile(r"^\[[^\]]*\]\s*$")
 DONT_KNOW = "I don't know"
 _ABSTAINS = re.compile(r"\b(don't know|do not know|not (?:mentioned|say|said|stated)|no information|cannot "
                        r"(?:be )?answer|unanswerable|not enough information)\b", re.I)
@@ -31,7 +32,7 @@ def answer_extractively(messages: list[Message]) -> str:
     wanted = set(content_tokens(question))
     best, best_score = DONT_KNOW, 0
     for line in context.splitlines():
-        if line.startswith("## "):
+        if line.startswith("## ") or _STAMP_ONLY.match(line):
             continue
         for sentence in _SENTENCE.split(_STAMP.sub("", line)):
             shared = len(wanted & set(content_tokens(sentence)))

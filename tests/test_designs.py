@@ -153,7 +153,8 @@ def test_state_round_trips_through_its_file(tmp_path: Path, name: str) -> None:
     design = build(name, **({"reflect_threshold": 20} if name == "stream" else {}))
     written(design, turns(30))
     path = save_state(design, tmp_path / f"{name}.json")
-    again = load_state(build(name), path)
+    again = build(name)
+    load_state(again, path)
     for budget in (100, 1000):
         a = design.context("ann", "the new puppy", T0 + timedelta(days=1), budget)
         b = again.context("ann", "the new puppy", T0 + timedelta(days=1), budget)

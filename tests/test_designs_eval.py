@@ -120,6 +120,26 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, capsys, argv: list[str
     assert code == 2 and problem in err and err.count("\n") == 1 and not out.exists()
 
 
+def test_state_files_are_reused_and_another_design_s_is_refused(tmp_path: Path, capsys) -> None:
+    path, state = _locomo(tmp_path), tmp_path / "state"
+    argv = ["eval", "locomo", str(path), "--design", "stream", "--budget", "100", "--embedder", "hash",
+            "--state", str(state)]
+    assert main([*argv, "--json", str(tmp_path / "a.json")]) == 0
+    assert sorted(p.name for p in state.iterdir()) == ["c1.full.json", "c1.stream.json"]
+    assert main([*argv, "--json", str(tmp_path / "b.json")]) == 0  # read back, not written again
+    first, second = (json.loads((tmp_path / f).read_text()) for f in ("a.json", "b.json"))
+    assert [r["evidence_verbatim"] for r in first] == [r["evidence_verbatim"] for r in second]
+    assert second[1]["write_calls_per_question"] == 0 < first[1]["write_calls_per_question"]
+    capsys.readouterr()
+    assert main([*argv, "--weights", "0,0,1"]) == 2
+    assert "c1.stream.json was written with other stream settings" in capsys.readouterr().err
+    (state / "c1.full.json").write_bytes((state / "c1.stream.json").read_bytes())
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "holds the state of the 'stream' design, not 'full'; load it with --design stream" in err
+    assert err.count("\n") == 1
+
+
 def test_plot_designs_refuses_other_json(tmp_path: Path, capsys) -> None:
     bad = tmp_path / "x.json"
     bad.write_text(json.dumps([{"retriever": "bm25"}]))

@@ -96,6 +96,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     d.add_argument("--window", type=positive_int, default=128_000,
                    help="the answer model's context window in tokens (default 128000)")
     d.add_argument("--limit", type=positive_int, help="at most this many questions (a slice, in file order)")
+    d.add_argument("--state", metavar="DIR", help="keep each design's state per conversation here, and read it back "
+                   "instead of writing the conversation again")
 
     return {"plot": cmd_plot, "eval": cmd_eval}
 
@@ -233,7 +235,8 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     settings = {"stream": {"weights": Weights(recency=weights.recency, importance=weights.importance,
                                               relevance=weights.relevance, time=weights.time, decay=weights.decay)},
                 "tiered": {**tiered, "weights": weights}}
-    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings)
+    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
+                            state_dir=Path(args.state) if args.state else None)
     print(designs_table(rows))
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(rows, indent=2))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from memstream.designs.base import MemoryDesign
 from memstream.errors import MemstreamError
@@ -19,19 +20,21 @@ FORMAT = 1
 KEY = "memstream_design"
 
 
-def save_state(design: MemoryDesign, path: str | Path) -> Path:
+def save_state(design: MemoryDesign, path: str | Path, *, extra: dict[str, Any] | None = None) -> Path:
+    """Write ``design``'s state to ``path`` (and ``extra``, what the caller keeps beside it)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {KEY: design.name, "format": FORMAT, "config": design.config.model_dump(mode="json"),
-            "state": design.get_state()}
+            "state": design.get_state(), "extra": extra or {}}
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(data), encoding="utf-8")
     os.replace(temporary, path)
     return path
 
 
-def load_state(design: MemoryDesign, path: str | Path) -> MemoryDesign:
-    """Load the state in ``path`` into ``design`` (fresh), refusing a file another design wrote."""
+def load_state(design: MemoryDesign, path: str | Path) -> dict[str, Any]:
+    """Load the state in ``path`` into ``design`` (fresh), refusing a file another design wrote; the
+    file's settings (``config``) and whatever else its writer kept beside the state (``extra``)."""
     data = read_json(path, "design state file")
     if not isinstance(data, dict) or KEY not in data or "state" not in data:
         raise MemstreamError(f"{path} is not a memstream design state file")
@@ -44,4 +47,4 @@ def load_state(design: MemoryDesign, path: str | Path) -> MemoryDesign:
         design.set_state(data["state"])
     except (KeyError, TypeError, ValueError) as e:
         raise MemstreamError(f"{path}: damaged {design.name} state ({type(e).__name__}: {e})") from None
-    return design
+    return {"config": data.get("config"), **(data.get("extra") or {})}

@@ -14,16 +14,18 @@ assembled for what fits instead, and counted: it is never sent over the window.
 
 from __future__ import annotations
 
+import re
 import statistics
 import time
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
-from memstream.designs import Context, MemoryDesign, make_design
+from memstream.designs import Context, MemoryDesign, load_state, make_design, save_state
 from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.eval import prompts
 from memstream.eval.conversation import sessions
@@ -86,8 +88,13 @@ class Results:
 
 def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence[int], models: Models, *,
                      window: int = DEFAULT_WINDOW, settings: dict[str, dict[str, Any]] | None = None,
-                     progress: bool = True) -> list[dict[str, Any]]:
-    """One result row per design and budget (``full`` included, and at the whole window)."""
+                     state_dir: Path | None = None, progress: bool = True) -> list[dict[str, Any]]:
+    """One result row per design and budget (``full`` included, and at the whole window).
+
+    With ``state_dir``, each design's state after writing a haystack is kept in
+    ``state_dir/HAYSTACK.DESIGN.json`` and read back instead of writing again on the next run
+    (a file another design wrote, or written with other settings, is refused in one line).
+    """
     names = list(dict.fromkeys(["full", *designs]))
     plan = [(name, b) for name in names for b in budgets] + [("full", WINDOW)]
     results = Results()
@@ -96,7 +103,7 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
     for h in dataset.haystacks:
         for name in names:
             design = make_design(name, embedder=models.embedder, **(settings or {}).get(name, {}))
-            ids = _write(design, h, models.design, results.write[name])
+            ids = _written(design, h, models.design, results.write[name], state_dir)
             results.write[name].questions += len(h.questions)
             for b in (b for n, b in plan if n == name):
                 asked = [_assemble(design, h, q, b, ids, window) for q in h.questions]
@@ -105,6 +112,23 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
             bar.update()
     bar.close()
     return [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models) for name, b in plan]
+
+
+def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None) -> dict[int, int]:
+    """The haystack written into ``design`` (or its state read back from ``state_dir``); the record ids."""
+    if state_dir is None:
+        return _write(design, h, chat, cost)
+    path = state_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', h.key)}.{design.name}.json"
+    if not path.exists():
+        ids = _write(design, h, chat, cost)
+        save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}})
+        return ids
+    wanted = design.config.model_dump(mode="json")
+    extra = load_state(design, path)
+    if extra.get("config") != wanted:
+        raise MemstreamError(f"{path} was written with other {design.name} settings ({extra.get('config')}); "
+                             "remove it or use another --state folder")
+    return {int(k): v for k, v in extra["ids"].items()}
 
 
 def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> dict[int, int]:

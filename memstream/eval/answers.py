@@ -70,6 +70,7 @@ class Asked:
     evidence_ids: list[int]
     answer: str = ""
     correct: bool = False
+    answer_s: float = 0.0  # the answer model's latency for this question (its batch's mean)
 
 
 @dataclass
@@ -174,12 +175,15 @@ def _answer(asked: list[Asked], models: Models) -> None:
     if not asked:
         return
     problems: list[str] = []
+    before = _answer_usage(models.answer)
     answers = run_direct(_ask([Request(prompts.ANSWER_PURPOSE, prompts.answer_messages(a.context.text,
                                        a.question.text, a.question.asked_at), parse_answer) for a in asked]),
                          models.answer, problems)
     _refuse_lost(problems, "answer", models.answer)
+    latency, calls = (x - y for x, y in zip(_answer_usage(models.answer), before, strict=True))
     for a, text in zip(asked, answers, strict=True):
         a.answer = text
+        a.answer_s = latency / calls if calls else 0.0
     verdicts = run_direct(_ask([Request(prompts.JUDGE_PURPOSE, prompts.judge_messages(
         a.question.category, a.question.text, a.question.answer, a.answer, abstention=a.question.abstention),
         parse_yes_no) for a in asked]), models.judge, problems)
@@ -215,7 +219,7 @@ def _row(dataset: Dataset, name: str, budget: int | str, asked: list[Asked], wri
         "write_calls_per_question": round(write.calls / per_question, 3),
         "write_tokens_per_question": round(write.tokens / per_question, 1),
         "write_seconds": round(write.seconds, 2),
-        "answer_latency_s": _latency(models.answer),
+        "answer_latency_s": _mean(a.answer_s for a in asked),
     }
     by_type: dict[str, list[Asked]] = defaultdict(list)
     for a in asked:
@@ -257,6 +261,6 @@ def _quantile(values: list[float], q: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))], 3)
 
 
-def _latency(chat: ChatModel) -> float:
+def _answer_usage(chat: ChatModel) -> tuple[float, int]:
     usage = chat.usage.by_purpose.get(prompts.ANSWER_PURPOSE)
-    return round(usage.latency_s / usage.calls, 4) if usage and usage.calls else 0.0
+    return (usage.latency_s, usage.calls) if usage else (0.0, 0)

@@ -41,6 +41,14 @@ def designs_table(rows: Sequence[dict[str, Any]]) -> str:
                      f"{r['exact_match']:>6.3f}{r['evidence_verbatim']:>8.3f}{r['evidence_reachable']:>8.3f}"
                      f"{r['context_tokens']:>9.0f}{r['cut_per_question']:>6.1f}{r['write_calls_per_question']:>8.2f}"
                      f"{r['write_tokens_per_question']:>8.0f}{r['assembly_ms']:>8.2f}")
+    types = sorted({c for r in rows for c in r.get("per_category", {})})
+    if types:
+        lines.append("per question type: evidence verbatim / judge")
+        lines.append(f"{'design':<15}{'budget':>7}" + "".join(f"{t[:17]:>18}" for t in types))
+        for r in rows:
+            cells = [r["per_category"].get(t) for t in types]
+            lines.append(f"{r['design']:<15}{r['budget']!s:>7}" + "".join(
+                f"{c['evidence_verbatim']:>11.3f} /{c['judge_accuracy']:.2f}" if c else f"{'-':>18}" for c in cells))
     windowed = sum(r["cut_to_window"] for r in rows)
     if windowed:
         lines.append(f"{windowed} contexts were assembled to fit the answer model's window instead of their budget")

@@ -69,7 +69,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
-                   help="LongMemEval: a memory per session or per round (default session)")
+                   help="LongMemEval: a memory per session or per round (default session; with --design "
+                        "always round: the designs are written turn by turn)")
     p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all; with --design, "
                    "the one the tiered design retrieves with (all: its default, hybrid)")
     p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")

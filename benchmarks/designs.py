@@ -5,7 +5,8 @@
 For every design: ingest (write the conversations turn by turn, consolidating at session
 boundaries, with the offline rules for the designs' own calls), assemble a context for every
 question at the budget, and answer it with the extractive stand-in. BLAS and FAISS are pinned to
-one thread. Assembly is set against a floor measured in the same process on the same owner:
+one thread. ``ms/q`` is a question's assembly with its query embedded, ``cached q`` the same with the
+query's vector already made (the design's own work). Assembly is set against a floor measured in the same process on the same owner:
 embedding the question plus one matrix-vector product and an argpartition over the owner's
 record vectors (the least a relevance-ranked context can cost). Record vectors are shared by the
 designs (a cache, as ``memstream eval --design`` shares it), so the first design to embed a
@@ -58,6 +59,7 @@ def run(path: Path, embedder_name: str, budget: int) -> dict:
     for name in tqdm(DESIGNS, desc="designs", unit="design"):
         ingest = assemble = answer = 0.0
         per_question: list[float] = []
+        warm: list[float] = []
         for h in dataset.haystacks:
             design = make_design(name, embedder=embedder)
             t = time.perf_counter()
@@ -72,6 +74,10 @@ def run(path: Path, embedder_name: str, budget: int) -> dict:
                 contexts.append(design.context(h.key, q.text, q.asked_at, budget))
                 per_question.append(time.perf_counter() - t)
             assemble += sum(per_question[-len(h.questions):])
+            for q in h.questions:  # again, the query's vector now cached: the design's own work
+                t = time.perf_counter()
+                design.context(h.key, q.text, q.asked_at, budget)
+                warm.append(time.perf_counter() - t)
             t = time.perf_counter()
             run_direct(_batch([Request(ANSWER_PURPOSE, answer_messages(c.text, q.text, q.asked_at), str)
                                for c, q in zip(contexts, h.questions, strict=True)]), chat)
@@ -82,7 +88,8 @@ def run(path: Path, embedder_name: str, budget: int) -> dict:
                                        [q.text for q in h.questions]))
         rows.append({"design": name, "ingest_s": round(ingest, 2), "assemble_s": round(assemble, 2),
                      "answer_s": round(answer, 2), "assembly_ms_median": round(statistics.median(per_question) * 1000, 2),
-                     "assembly_ms_p95": round(sorted(per_question)[int(0.95 * len(per_question))] * 1000, 2)})
+                     "assembly_ms_p95": round(sorted(per_question)[int(0.95 * len(per_question))] * 1000, 2),
+                     "assembly_ms_query_cached": round(statistics.median(warm) * 1000, 2)})
     floor = statistics.median(floors)
     for r in rows:
         r["assembly_over_floor"] = round(r["assembly_ms_median"] / floor, 2)
@@ -115,11 +122,12 @@ def main() -> None:
         return
     print(f"{result['questions']} questions, embedder {result['embedder']}, budget {result['budget']}: "
           f"{result['total_s']} s in all; floor {result['floor_ms']} ms per question")
-    print(f"{'design':<15}{'ingest s':>9}{'assemble s':>11}{'answer s':>9}{'ms/q':>8}{'p95':>8}{'/floor':>8}  target")
+    print(f"{'design':<15}{'ingest s':>9}{'assemble s':>11}{'answer s':>9}{'ms/q':>8}{'p95':>8}{'/floor':>8}"
+          f"{'cached q':>10}  target")
     for r in result["designs"]:
         target = "≤ 20 ms" if r["design"] in RETRIEVAL_DESIGNS else ""
         print(f"{r['design']:<15}{r['ingest_s']:>9}{r['assemble_s']:>11}{r['answer_s']:>9}{r['assembly_ms_median']:>8}"
-              f"{r['assembly_ms_p95']:>8}{r['assembly_over_floor']:>8}  {target}")
+              f"{r['assembly_ms_p95']:>8}{r['assembly_over_floor']:>8}{r['assembly_ms_query_cached']:>10}  {target}")
 
 
 if __name__ == "__main__":

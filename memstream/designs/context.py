@@ -11,7 +11,7 @@ out: nothing is cut silently, and a block's tokens are exactly those of its text
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memstream.models import count_tokens
 
@@ -85,7 +85,6 @@ class Context:
     budget: int
     cut: int = 0                 # lines (records, summaries) that did not fit the budget
     cut_tokens: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

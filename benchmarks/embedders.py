@@ -56,7 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", default=str(DEFAULT_PATH))
     parser.add_argument("--embedders", default="wordllama,minilm,hash")
-    parser.add_argument("--k", default="5,10")
+    parser.add_argument("-k", "--k", dest="k", default="5,10", help="cut-offs, e.g. 5,10 (-k as in memstream eval)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     data = json.loads(Path(args.path).read_text())

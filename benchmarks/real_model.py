@@ -35,10 +35,10 @@ from memstream.models.base import Call, ChatModel, Completion
 from memstream.planning import Identity, decompose, plan_day, react, revise_stage
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import reflect
+from memstream.sim import RunConfig, RunDir, start_run
 from memstream.sim import parse as sim_parse
-from memstream.sim.events import read_events
 from memstream.sim.interview import interview_stage
-from memstream.sim.run import RunConfig, read_run, start_run
+from memstream.sim.rundir import CALLS, CONFIG
 from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
@@ -122,6 +122,28 @@ class Replayed(ChatModel):
         return Completion(answer, latency_s=seconds)
 
 
+class Reused(ChatModel):
+    """An earlier recording where it holds the question (the same model gave that answer to that exact
+    prompt), else the live model: re-recording after a change that alters a few prompts costs only
+    those calls. The report says how many answers came from each."""
+
+    def __init__(self, recording: Replayed, live: ChatModel) -> None:
+        super().__init__()
+        self.recording, self.live, self.name = recording, live, live.name
+        self.reused = self.asked = 0
+
+    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+        if self.recording.answers.get(json.dumps([purpose, messages])):
+            self.reused += 1
+            return self.recording._generate(messages, purpose, params)
+        self.asked += 1
+        return self.live._generate(messages, purpose, params)
+
+    @property
+    def structured_mode(self) -> str:
+        return getattr(self.live, "structured_mode", "n/a")
+
+
 def cli_stages(chat: Recorder, log: dict[str, Any]) -> None:
     """The stages a CLI user runs: importance, a reflection, a plan and its first decomposition."""
     items = read_jsonl(Path(str(files("memstream") / "examples" / "isabella.jsonl")))
@@ -152,7 +174,8 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
     config = RunConfig(agents=args.agents, start=datetime.fromisoformat(args.start), hours=args.hours,
                        embedder="hash:128", llm=args.llm, timeout=args.timeout, concurrency=1)
     result = start_run(config, out, progress=True, chat=chat)
-    events = read_events(out / "events.jsonl")
+    run = RunDir.open(out)
+    events = run.events()
     log["conversations"] = sum(1 for e in events if e["action"].startswith("starts a conversation"))
     log["reflections"] += [int(e["action"].split()[1]) for e in events if e["action"].startswith("reflects:")]
     log["strokes"] += [e["action"].count(";") + 1 for e in events if e["action"].startswith("plans the day")]
@@ -160,9 +183,9 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
         ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
     log["sim_failures"] = result.metrics["model_failures"]
     log["sim_usage"] = result.metrics["usage"]
-    _, town = read_run(out)
-    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
-        for resident in town.residents[:2]:
+    with run:
+        stream = run.stream
+        for resident in run.town.residents[:2]:
             for question in ("What are you doing today?", "Who did you talk to today?"):
                 answer, _ = run_direct(interview_stage(stream, resident, question, stream.latest_time(resident.name)),
                                        chat)
@@ -208,6 +231,8 @@ def main() -> None:
     parser.add_argument("--record", metavar="DIR", help="write the calls and the run's cache here (test fixtures)")
     parser.add_argument("--replay", metavar="DIR", help="answer from a recording instead of a server (its figures "
                         "again, with this code)")
+    parser.add_argument("--reuse", metavar="DIR", help="with --record: answers of an earlier recording where it "
+                        "holds the exact question, the live model for the rest")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     STRICT.update(_strict_models())
@@ -217,6 +242,8 @@ def main() -> None:
         live.unlink(missing_ok=True)
     model = Replayed(Path(args.replay) / "calls.jsonl", args.llm) if args.replay else \
         make_chat_model(args.llm, timeout=args.timeout, concurrency=1)
+    if args.reuse:
+        model = Reused(Replayed(Path(args.reuse) / "calls.jsonl", args.llm), model)
     chat = Recorder(model, live)
     log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": [], "reactions": [],
                            "revisions": []}
@@ -228,12 +255,13 @@ def main() -> None:
         if args.record:
             target = Path(args.record)
             (target / "run").mkdir(parents=True, exist_ok=True)
-            for name in ("config.json", "calls.db"):
+            for name in (CONFIG, CALLS):
                 shutil.copyfile(run / name, target / "run" / name)
             with (target / "calls.jsonl").open("w", encoding="utf-8") as f:
                 for c in chat.calls:
                     f.write(json.dumps(c, ensure_ascii=False) + "\n")
     result = {**report(chat, log), "sim_failures": log["sim_failures"],
+              **({"answers_reused": model.reused, "answers_asked": model.asked} if args.reuse else {}),
               "model_seconds": round(sum(c["seconds"] for c in chat.calls), 1),
               "wall_s": round(time.perf_counter() - started, 1)}
     if args.record:

@@ -34,7 +34,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from memstream.models.openai_backend import OpenAIChat
-from memstream.sim.run import RunConfig, start_run
+from memstream.sim import RunConfig, start_run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from endpoint import LatencyChat, OfflineRulesServer  # noqa: E402

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
-from memstream.sim.run import start_run
+from memstream.sim import start_run
 from memstream.sweep import run_sweep
 from memstream.sweep.spec import SweepSpec, config_of
 

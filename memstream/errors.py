@@ -16,3 +16,28 @@ class StructuredOutputError(MemstreamError):
 
 class ReplayMissError(MemstreamError):
     """A call not in a replay-only cache: a setup problem, never papered over by a fallback."""
+
+
+class EndpointFailingError(MemstreamError):
+    """The model endpoint failed too many requests in a row (the circuit breaker opened).
+
+    Raised instead of sending more requests to an endpoint that is down, so a run stops within a
+    bound instead of stalling on timeouts. ``partial`` holds what a batch did get before it opened
+    (a :class:`~memstream.models.base.Completion` or a :class:`~memstream.models.base.Failure` per call).
+    """
+
+    def __init__(self, message: str, partial: list | None = None) -> None:
+        super().__init__(message)
+        self.partial = partial or []
+
+
+class CallsFailedError(MemstreamError):
+    """Some calls of a batch failed for good (after their attempts); the others were answered.
+
+    ``partial`` holds a Completion or a Failure per call, in order, so the answers had are kept
+    (and cached) and each failed call is asked no more than its attempts.
+    """
+
+    def __init__(self, message: str, partial: list) -> None:
+        super().__init__(message)
+        self.partial = partial

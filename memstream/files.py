@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from memstream.errors import MemstreamError
 
@@ -40,13 +40,64 @@ def read_data(path: str | Path, what: str = "file") -> Any:
     path = Path(path)
     if path.suffix.lower() not in (".yaml", ".yml"):
         return read_json(path, what)
-    import yaml
-
     text = read_text(path, what)
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
+    except DuplicateKeyError as e:
+        raise MemstreamError(f"{path}: {e}; keep one of them") from None
     except Exception as e:  # noqa: BLE001 - yaml's errors have several types
         raise MemstreamError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
+
+
+class DuplicateKeyError(ValueError):
+    """A YAML mapping that names one key twice (YAML would silently keep the last)."""
+
+
+def load_yaml(text: str) -> Any:
+    """YAML's safe load, refusing a mapping with a repeated key: ``agents: 3`` then ``agents: 30``
+    further down is a mistake to show, not a value to guess."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults` may be overridden, as YAML means
+                continue
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                repeated = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: SafeLoader refuses it itself
+                continue
+            if repeated:
+                line = key_node.start_mark.line + 1
+                raise DuplicateKeyError(f"the key {str(key)[:40]!r} appears twice (again on line {line})")
+        return loader.construct_mapping(node, deep=deep)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def _no_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("a number is needed, not true or false")
+    return value
+
+
+def _whole(value: Any) -> Any:
+    if isinstance(value, bool | str):
+        raise ValueError(f"a whole number is needed, not {value!r}")
+    return value
+
+
+#: A whole number as a user's file must write it: ``true`` is not 1, nor ``"2"`` 2 (``2.0`` is 2, as
+#: run folders written before kept some whole numbers as floats; ``2.5`` is refused).
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+#: A number (an int or a float, or a numeric string, as YAML reads ``1e3``), but never ``true``.
+Number = Annotated[float, BeforeValidator(_no_bool)]
 
 
 def problem(error: ValidationError) -> str:

@@ -1,8 +1,10 @@
 """A tiny OpenAI-compatible HTTP server on 127.0.0.1 for tests, answering from a script.
 
-Each scripted reply is ``(status, content)``; chat requests pop the next one
-(a 200 answers with ``content`` as the assistant message; status 0 stalls for
-``content`` seconds, to provoke a client timeout). Embedding requests
+Each scripted reply is ``(status, content)`` or ``(status, content, headers)``; chat requests
+pop the next one (a 200 answers with ``content`` as the assistant message, or, when
+``content`` is not a string, with ``content`` itself as the whole JSON body; status 0
+stalls for ``content`` seconds, to provoke a client timeout; ``headers`` are sent
+with the reply, e.g. ``Retry-After``). Embedding requests
 answer with a fixed 3-d vector per input. Every request body is recorded.
 """
 
@@ -30,7 +32,7 @@ class ScriptedServer:
 
             def do_POST(self) -> None:  # noqa: N802
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stall = 0.0
+                stall, headers = 0.0, {}
                 with outer.lock:
                     outer.requests.append({"path": self.path, **body})
                     if self.path.endswith("/embeddings"):
@@ -39,12 +41,16 @@ class ScriptedServer:
                             {"object": "embedding", "index": i, "embedding": [1.0, float(len(t)), 0.5]}
                             for i, t in enumerate(inputs)], "usage": {"prompt_tokens": 1, "total_tokens": 1}}
                     else:
-                        status, content = outer.script.pop(0) if outer.script else (200, "ok")
+                        reply = outer.script.pop(0) if outer.script else (200, "ok")
+                        status, content, headers = (*reply, {})[:3]
                         stall = float(content) if status == 0 else 0.0
                         if stall:  # a stalled server: it answers late, after the client gave up
                             status, content = 200, "late"
-                        payload = _chat(body["model"], content) if status == 200 else {
-                            "error": {"message": content, "type": "server_error"}}
+                        if status == 200 and not isinstance(content, str):
+                            payload = content  # a raw body, whatever its shape
+                        else:
+                            payload = _chat(body["model"], content) if status == 200 else {
+                                "error": {"message": content, "type": "server_error"}}
                 with outer.lock:
                     outer.in_flight += 1
                     outer.max_in_flight = max(outer.max_in_flight, outer.in_flight)
@@ -52,11 +58,13 @@ class ScriptedServer:
                 with outer.lock:
                     outer.in_flight -= 1
                 data = json.dumps(payload).encode()
-                with contextlib.suppress(BrokenPipeError):  # the client timed out and left
-                    self._reply(status, data)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    self._reply(status, data, headers)
 
-            def _reply(self, status: int, data: bytes) -> None:
+            def _reply(self, status: int, data: bytes, headers: dict[str, str]) -> None:
                 self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

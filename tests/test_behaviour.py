@@ -21,10 +21,9 @@ from scripted import ScriptedChat
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.offline_text import commitment
-from memstream.sim import prompts
+from memstream.sim import RunConfig, prompts, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.run import RunConfig, start_run
 from memstream.sim.world import default_town_path, load_town
 from memstream.stream import DIALOGUE, THOUGHT, MemoryStream
 
@@ -148,14 +147,14 @@ def test_no_utterance_repeats_another_agents_memory_word_for_word(tmp_path: Path
 
 def test_run_weights_are_kept_in_the_runs_config(tmp_path: Path, capsys) -> None:
     out = tmp_path / "r"
-    assert main(["run", "--agents", "2", "--hours", "0.5", "--embedder", "hash", "--weights", "0.5,2,3",
+    assert main(["run", "--agents", "2", "--hours", "0.5", "--embedder", "hash", "--weights", "rec=0.5,imp=2,rel=3",
                  "--out", str(out)]) == 0
     config = json.loads((out / "config.json").read_text())
     assert (config["weights"]["recency"], config["weights"]["importance"], config["weights"]["relevance"]) == (0.5, 2, 3)
     capsys.readouterr()
-    assert main(["run", "--resume", str(out), "--weights", "1,1,1"]) == 2
+    assert main(["run", "--resume", str(out), "--weights", "rel=1"]) == 2
     assert "keeps the weights and ablations it started with; fork it" in capsys.readouterr().err
-    assert main(["run", "--weights", "1,x,1", "--hours", "1", "--out", str(tmp_path / "bad")]) == 2
+    assert main(["run", "--weights", "rec=1,imp=x", "--hours", "1", "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
 
 

@@ -40,7 +40,7 @@ def jsonl(tmp_path: Path) -> Path:
 def test_import_recall_inspect(capsys, tmp_path: Path, jsonl: Path) -> None:
     db = str(tmp_path / "s.db")
     assert run(capsys, "import", db, str(jsonl), *HASH)[0] == 0
-    code, out, _ = run(capsys, "recall", db, "--owner", "ann", "--query", "party at the cafe", "-k", "3",
+    code, out, _ = run(capsys, "recall", db, "--agent", "ann", "--query", "party at the cafe", "-k", "3",
                        "--no-touch", "--json")
     rows = json.loads(out)
     assert code == 0 and len(rows) == 3 and {r["owner"] for r in rows} == {"ann"}
@@ -48,24 +48,24 @@ def test_import_recall_inspect(capsys, tmp_path: Path, jsonl: Path) -> None:
                 "importance", "relevance", "raw_recency", "raw_importance", "raw_relevance"):
         assert key in rows[0]
     assert [r["score"] for r in rows] == sorted((r["score"] for r in rows), reverse=True)
-    code, out, _ = run(capsys, "recall", db, "--owner", "ann", "--query", "planning a party", "--weights", "0,0,1")
+    code, out, _ = run(capsys, "recall", db, "--agent", "ann", "--query", "planning a party", "--weights", "rec=0,imp=0,rel=1")
     assert code == 0 and "party" in out.splitlines()[2] and "weights rec 0 imp 0 rel 1" in out
-    code, out, _ = run(capsys, "recall", db, "--owner", "ann", "--query", "what did Ann do today?",
-                       "--weights", "0,0,1,1", "--at", "2023-02-13T12:00:00+00:00", "--no-touch")
+    code, out, _ = run(capsys, "recall", db, "--agent", "ann", "--query", "what did Ann do today?",
+                       "--weights", "rec=0,imp=0,rel=1,time=1", "--at", "2023-02-13T12:00:00+00:00", "--no-touch")
     assert code == 0 and "time 1" in out.splitlines()[0] and "span named: 2023-02-13T00:00:00+00:00" in out
     code, out, _ = run(capsys, "inspect", db, "--json")
     summary = json.loads(out)
     assert summary["owners"] == {"ann": 4, "bob": 1} and summary["embedder"] == "hash-256"
-    code, out, _ = run(capsys, "inspect", db, "--owner", "ann")
+    code, out, _ = run(capsys, "inspect", db, "--agent", "ann")
     assert code == 0 and "cites [2]" in out
 
 
 def test_add_rates_importance_and_records_it(capsys, tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    code, out, _ = run(capsys, "add", db, "--owner", "ann", "--text", "Ann's grandmother died",
+    code, out, _ = run(capsys, "add", db, "--agent", "ann", "--text", "Ann's grandmother died",
                        "--at", "2023-02-13T07:00:00+01:00", *HASH)
     assert code == 0 and "importance 9" in out
-    code, out, _ = run(capsys, "add", db, "--owner", "ann", "--text", "Ann misses her", "--importance", "6",
+    code, out, _ = run(capsys, "add", db, "--agent", "ann", "--text", "Ann misses her", "--importance", "6",
                        "--cites", "1", "--kind", "reflection", "--at", "2023-02-13T08:00:00+01:00")
     assert code == 0 and "memory 2" in out
 
@@ -74,27 +74,27 @@ def test_recall_touch_moves_last_access(capsys, tmp_path: Path, jsonl: Path) -> 
     db = str(tmp_path / "s.db")
     run(capsys, "import", db, str(jsonl), *HASH)
     at = "2023-02-14T10:00:00+00:00"
-    run(capsys, "recall", db, "--owner", "bob", "--query", "library", "--at", at)
-    rows = json.loads(run(capsys, "recall", db, "--owner", "bob", "--query", "x", "--no-touch", "--json")[1])
+    run(capsys, "recall", db, "--agent", "bob", "--query", "library", "--at", at)
+    rows = json.loads(run(capsys, "recall", db, "--agent", "bob", "--query", "x", "--no-touch", "--json")[1])
     assert rows[0]["last_accessed_at"] == at
 
 
 @pytest.mark.parametrize(("argv", "problem"), [
-    (["recall", "{db}", "--owner", "zed", "--query", "q"], "unknown owner 'zed'"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "-k", "0"], "positive integer"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--at", "2023-02-13T07:00:00"], "no time zone"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--at", "yesterday"], "not an ISO-8601 time"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--embedder", "hash:128"], "--embedder hash-256"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--weights", "1,x,1"], "--weights"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--weights", "1,1,1,1,1"], "three or four"),
-    (["recall", "{missing}", "--owner", "ann", "--query", "q"], "no stream at"),
-    (["recall", "{jsonl}", "--owner", "ann", "--query", "q"], "not a memstream stream"),
-    (["add", "{db}", "--owner", "ann", "--text", "x", "--importance", "11"], "importance"),
-    (["add", "{db}", "--owner", "ann", "--text", " ", "--importance", "3"], "text is empty"),
-    (["add", "{db}", "--owner", "ann", "--text", "x", "--importance", "3", "--cites", "99"], "does not exist"),
-    (["add", "{db}", "--owner", "ann", "--text", "x", "--importance", "3", "--cites", "4"], "another owner"),
+    (["recall", "{db}", "--agent", "zed", "--query", "q"], "unknown owner 'zed'"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "-k", "0"], "positive integer"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--at", "2023-02-13T07:00:00"], "no time zone"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--at", "yesterday"], "not an ISO-8601 time"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--embedder", "hash:128"], "--embedder hash-256"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--weights", "rec=1,imp=x"], "--weights"),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--weights", "rel=1,bm25=1"], "rec, imp, rel, time"),
+    (["recall", "{missing}", "--agent", "ann", "--query", "q"], "no stream at"),
+    (["recall", "{jsonl}", "--agent", "ann", "--query", "q"], "not a memstream stream"),
+    (["add", "{db}", "--agent", "ann", "--text", "x", "--importance", "11"], "importance"),
+    (["add", "{db}", "--agent", "ann", "--text", " ", "--importance", "3"], "text is empty"),
+    (["add", "{db}", "--agent", "ann", "--text", "x", "--importance", "3", "--cites", "99"], "does not exist"),
+    (["add", "{db}", "--agent", "ann", "--text", "x", "--importance", "3", "--cites", "4"], "another owner"),
     (["import", "{db}", "{missing}"], "no such file"),
-    (["recall", "{db}", "--owner", "ann", "--query", "q", "--llm", "gpt"], None),
+    (["recall", "{db}", "--agent", "ann", "--query", "q", "--llm", "gpt"], None),
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path: Path, jsonl: Path, argv, problem) -> None:
     db = str(tmp_path / "s.db")
@@ -119,7 +119,7 @@ def test_a_bad_import_line_writes_nothing(capsys, tmp_path: Path, jsonl: Path) -
 
 
 def test_usage_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
-    for argv in (["recall"], ["recall", str(tmp_path / "x.db"), "--owner", "a", "--query", "q"]):
+    for argv in (["recall"], ["recall", str(tmp_path / "x.db"), "--agent", "a", "--query", "q"]):
         proc = subprocess.run([sys.executable, "-m", "memstream.cli", *argv], capture_output=True, text=True)
         assert proc.returncode == 2
         assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
@@ -132,49 +132,49 @@ def test_demo_runs_offline(capsys) -> None:
 
 def test_demo_will_not_append_to_an_existing_file(capsys, tmp_path: Path) -> None:
     out = str(tmp_path / "demo.db")
-    assert run(capsys, "demo", "--out", out, *HASH)[0] == 0
-    code, _, err = run(capsys, "demo", "--out", out, *HASH)
+    assert run(capsys, "demo", "-o", out, *HASH)[0] == 0
+    code, _, err = run(capsys, "demo", "-o", out, *HASH)
     assert code == 2 and "already exists" in err
 
 
 def _demo_stream(capsys, tmp_path: Path) -> str:
     db = str(tmp_path / "demo.db")
-    assert run(capsys, "demo", "--out", db, *HASH)[0] == 0
+    assert run(capsys, "demo", "-o", db, *HASH)[0] == 0
     return db
 
 
 def test_reflect_tree_and_plan(capsys, tmp_path: Path) -> None:
     db = _demo_stream(capsys, tmp_path)
     owner = "Isabella Rodriguez"
-    code, out, _ = run(capsys, "reflect", db, "--owner", owner, "--json")
+    code, out, _ = run(capsys, "reflect", db, "--agent", owner, "--json")
     result = json.loads(out)
     assert code == 0 and len(result["questions"]) == 3 and result["insights"]
     top = result["insights"][0]
-    code, out, _ = run(capsys, "tree", db, "--owner", owner, "--memory", str(top["memory_id"]))
+    code, out, _ = run(capsys, "tree", db, "--agent", owner, "--memory", str(top["memory_id"]))
     lines = out.splitlines()
     assert code == 0 and lines[0].startswith(f"[{top['memory_id']}] reflection")
     assert len(lines) == 1 + len(top["cites"]) and all(line.startswith("  [") for line in lines[1:])
     identity = tmp_path / "isabella.json"
     identity.write_text(json.dumps({"name": owner, "age": 34, "occupation": "cafe owner", "workplace": "Hobbs Cafe",
                                     "wake": "06:00", "sleep": "22:00"}))
-    code, out, _ = run(capsys, "plan", db, "--owner", owner, "--identity", str(identity), "--day", "2023-02-14-08:00")
+    code, out, _ = run(capsys, "plan", db, "--agent", owner, "--identity", str(identity), "--day", "2023-02-14-08:00")
     assert code == 0 and out.startswith("Plan for Tuesday 14 February 2023")
     assert "06:00-07:00" in out and "+15 min" in out
-    code, out, _ = run(capsys, "plan", db, "--owner", owner, "--identity", str(identity),
+    code, out, _ = run(capsys, "plan", db, "--agent", owner, "--identity", str(identity),
                        "--day", "2023-02-15T00:00:00-08:00", "--json", "--decompose-all")
     plan = json.loads(out)
     assert code == 0 and all(b["actions"] for b in plan["blocks"] if b["activity"] != "sleeping")
 
 
 @pytest.mark.parametrize(("argv", "problem"), [
-    (["reflect", "{db}", "--owner", "Nobody"], "unknown owner 'Nobody'"),
-    (["tree", "{db}", "--owner", "Isabella Rodriguez", "--memory", "999"], "no memory 999"),
-    (["plan", "{db}", "--owner", "Isabella Rodriguez", "--identity", "{bad}", "--day", "2023-02-14+00:00"],
+    (["reflect", "{db}", "--agent", "Nobody"], "unknown owner 'Nobody'"),
+    (["tree", "{db}", "--agent", "Isabella Rodriguez", "--memory", "999"], "no memory 999"),
+    (["plan", "{db}", "--agent", "Isabella Rodriguez", "--identity", "{bad}", "--day", "2023-02-14+00:00"],
      "bad identity"),
-    (["plan", "{db}", "--owner", "Isabella Rodriguez", "--identity", "{good}", "--day", "2023-02-14"],
+    (["plan", "{db}", "--agent", "Isabella Rodriguez", "--identity", "{good}", "--day", "2023-02-14"],
      "no time zone"),
-    (["plan", "{db}", "--owner", "Someone Else", "--identity", "{good}", "--day", "2023-02-14+00:00"],
-     "not --owner"),
+    (["plan", "{db}", "--agent", "Someone Else", "--identity", "{good}", "--day", "2023-02-14+00:00"],
+     "not --agent"),
 ])
 def test_reflection_and_planning_bad_input(capsys, tmp_path: Path, argv, problem) -> None:
     db = _demo_stream(capsys, tmp_path)

@@ -98,3 +98,28 @@ def test_two_writers_and_a_reader_at_once(tmp_path: Path) -> None:
     assert fresh.get("bob", mine.id).last_accessed_at == now
     kept.close()
     fresh.close()
+
+
+def test_several_imports_of_one_file_at_once_store_it_once(tmp_path: Path) -> None:
+    """The "already there" decision is taken inside each batch's write transaction, so imports racing
+    on one file write each record once (and a record the file holds twice, twice)."""
+    from collections import Counter
+
+    source = write_file(tmp_path / "m.jsonl", "same")
+    lines = source.read_text().splitlines() * 4  # long enough for the imports to overlap
+    lines = [line.replace("same memory", f"same {i // N} memory") for i, line in enumerate(lines)]
+    source.write_text("\n".join([*lines, lines[7], lines[1400]]) + "\n")  # two records the file holds twice
+    db = tmp_path / "shared.db"
+    with MemoryStream(db, HashEmbedder(64)):
+        pass
+    importers = [subprocess.Popen([sys.executable, "-m", "memstream.cli", "import", str(db), str(source),
+                                   "--embedder", "hash:64"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for _ in range(4)]
+    outputs = [p.communicate(timeout=300) for p in importers]
+    assert all(p.returncode == 0 for p in importers), outputs
+    written = sum(int(out.split()[1]) for out, _ in outputs)
+    with MemoryStream(db, HashEmbedder(64)) as s:
+        stored = Counter((m.owner, m.text, m.created_at) for o in s.owners() for m in s.memories(o))
+    wanted = Counter((r["owner"], r["text"], datetime.fromisoformat(r["created_at"]))
+                     for r in map(json.loads, source.read_text().splitlines()))
+    assert stored == wanted and written == 4 * N + 2

@@ -131,7 +131,7 @@ def test_state_files_are_reused_and_another_design_s_is_refused(tmp_path: Path, 
     assert [r["evidence_verbatim"] for r in first] == [r["evidence_verbatim"] for r in second]
     assert second[1]["write_calls_per_question"] == 0 < first[1]["write_calls_per_question"]
     capsys.readouterr()
-    assert main([*argv, "--weights", "0,0,1"]) == 2
+    assert main([*argv, "--weights", "rec=0,imp=0"]) == 2
     assert "c1.stream.json was written with other stream settings" in capsys.readouterr().err
     (state / "c1.full.json").write_bytes((state / "c1.stream.json").read_bytes())
     assert main(argv) == 2

@@ -146,7 +146,7 @@ def test_eval_cli_on_slices_of_the_dev_data(tmp_path: Path, capsys) -> None:
     small = tmp_path / "locomo-slice.json"
     small.write_text(json.dumps(locomo))
     out, plot = tmp_path / "r.json", tmp_path / "r.svg"
-    code = main(["eval", "locomo", str(small), "--embedder", "hash", "--k", "5,10,20", "--json", str(out),
+    code = main(["eval", "locomo", str(small), "--embedder", "hash", "-k", "5,10,20", "--json", str(out),
                  "--plot", str(plot), "--cache", str(tmp_path / "calls.db")])
     printed = capsys.readouterr().out
     assert code == 0 and "bm25+keys" in printed
@@ -171,8 +171,9 @@ def test_eval_cli_on_slices_of_the_dev_data(tmp_path: Path, capsys) -> None:
 
 @pytest.mark.parametrize(("argv", "problem"), [
     (["--retriever", "magic"], "unknown retriever 'magic'"),
-    (["--k", "0,5"], "--k"),
-    (["--weights", "1,x"], "--weights"),
+    (["-k", "0,5"], "-k"),
+    (["--weights", "rel=x"], "--weights"),
+    (["--weights", "rec=1,cosine=2"], "rec, imp, rel, bm25, time"),
     (["--plot", "out.pdf"], ".png or .svg"),
 ])
 def test_eval_bad_input_is_one_line(tmp_path: Path, capsys, argv: list[str], problem: str) -> None:

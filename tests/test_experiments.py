@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 
 from memstream.cli import main
-from memstream.sim import measures
+from memstream.sim import RunConfig, RunDir, measures, start_run
 from memstream.sim.events import read_events
-from memstream.sim.run import RunConfig, start_run
 
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)
@@ -26,7 +25,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_diffusion_grows_hour_by_hour_and_each_knower_is_backed_by_a_memory(run_dir: Path) -> None:
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         result = measures.diffusion(run, FACT)
         shares = [h["share"] for h in result["by_hour"]]
         assert result["by_hour"][0]["time"] == START.isoformat() and len(shares) == 15
@@ -38,7 +37,7 @@ def test_diffusion_grows_hour_by_hour_and_each_knower_is_backed_by_a_memory(run_
 
 
 def test_the_network_grows_and_every_edge_has_a_memory_naming_the_other(run_dir: Path) -> None:
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         result = measures.network(run)
         assert result["agents"] == 25 and 0 < result["density_start"] < result["density_end"] <= 1
         assert len(result["edges_end"]) == round(result["density_end"] * 25 * 24 / 2)
@@ -49,7 +48,7 @@ def test_the_network_grows_and_every_edge_has_a_memory_naming_the_other(run_dir:
 
 def test_attendance_is_who_the_event_log_puts_there(run_dir: Path) -> None:
     start, end = START.replace(hour=12), START.replace(hour=13)
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         result = measures.attendance(run, "hobbs cafe", start, end, invited_fact=FACT)
     assert result["place"] == "Hobbs Cafe" and "Isabella Rodriguez" in result["present"]
     seen = {e["agent"] for e in read_events(run_dir / "events.jsonl")
@@ -125,7 +124,7 @@ def test_a_whisper_is_carried_when_the_run_goes_on(tmp_path: Path, capsys) -> No
 def test_writing_straight_into_a_runs_stream_is_refused(tmp_path: Path, capsys) -> None:
     run = small_run(tmp_path / "r")
     before = (run / "streams.db").read_bytes()
-    assert main(["add", str(run / "streams.db"), "--owner", "Klaus Mueller", "--text", "hi", "--importance", "3"]) == 2
+    assert main(["add", str(run / "streams.db"), "--agent", "Klaus Mueller", "--text", "hi", "--importance", "3"]) == 2
     assert "memstream whisper" in capsys.readouterr().err and (run / "streams.db").read_bytes() == before
 
 
@@ -205,14 +204,12 @@ def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path)
     from scripted import ScriptedChat
 
     from memstream.models import run_direct
+    from memstream.sim import RunDir
     from memstream.sim.interview import interview_stage
-    from memstream.sim.run import read_run
-    from memstream.stream import MemoryStream
 
-    run = small_run(tmp_path / "r")
-    _, town = read_run(run)
-    chat = ScriptedChat({"interview": lambda m: "I bake bread."})
-    with MemoryStream(run / "streams.db", create=False, readonly=True) as stream:
+    with RunDir.open(small_run(tmp_path / "r")) as run:
+        town, stream = run.town, run.stream
+        chat = ScriptedChat({"interview": lambda m: "I bake bread."})
         run_direct(interview_stage(stream, town.residents[0], "What next?", START, history=[("Hi?", "Hello.")]), chat)
     prompt = chat.calls[-1][1][0]["content"]
     assert "Earlier in this interview:\nInterviewer: Hi?\n" in prompt and prompt.index("Hi?") < prompt.index("What next?")

@@ -29,7 +29,7 @@ LAYERS = {
 #: Same layer, still apart: eval beside sim, designs beside planning, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning")}
 #: Packages whose face (``__init__``) is the only way in from another package.
-FACED = {"models", "stream", "reflection", "planning", "designs"}
+FACED = {"models", "stream", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
 
 
 def module_name(path: Path) -> str:

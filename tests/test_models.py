@@ -161,7 +161,7 @@ def test_openai_batch_from_inside_a_running_event_loop() -> None:
 
 def test_openai_gives_up_after_its_retries_with_a_clear_error() -> None:
     with ScriptedServer([(503, "down")] * 3) as server:
-        chat = OpenAIChat("m", base_url=server.url, api_key="k", retries=2, backoff_s=0.01)
+        chat = OpenAIChat("m", base_url=server.url, api_key="k", attempts=3, backoff_s=0.01)
         with pytest.raises(MemstreamError, match="failed: InternalServerError"):
             chat.complete([{"role": "user", "content": "hi"}])
         assert len(server.chat_requests) == 3

@@ -37,7 +37,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def test_components_bars_follow_the_recall_ranking(db: Path, capsys) -> None:
-    code, out, _ = run(capsys, "recall", str(db), "--owner", OWNER, "--query", "Valentine party", "-k", "6",
+    code, out, _ = run(capsys, "recall", str(db), "--agent", OWNER, "--query", "Valentine party", "-k", "6",
                        "--no-touch", "--json")
     ranked = json.loads(out)
     with MemoryStream(db, create=False) as s:
@@ -58,11 +58,11 @@ def test_components_bars_follow_the_recall_ranking(db: Path, capsys) -> None:
 def test_components_show_the_time_term_when_it_is_weighted(db: Path, capsys, tmp_path: Path) -> None:
     out = tmp_path / "t.svg"
     argv = ["plot", "components", str(db), "--agent", OWNER, "--query", "What did I do today?", "-k", "4",
-            "--weights", "1,1,1,2", "-o", str(out)]
+            "--weights", "time=2", "-o", str(out)]
     assert run(capsys, *argv)[0] == 0
     assert "time × 2" in out.read_text()
-    code, printed, _ = run(capsys, "recall", str(db), "--owner", OWNER, "--query", "What did I do today?", "-k", "4",
-                           "--weights", "1,1,1,2", "--no-touch", "--json")
+    code, printed, _ = run(capsys, "recall", str(db), "--agent", OWNER, "--query", "What did I do today?", "-k", "4",
+                           "--weights", "time=2", "--no-touch", "--json")
     rows = json.loads(printed)
     with MemoryStream(db, create=False) as s:
         fig = plots.components(s, OWNER, "What did I do today?", k=4, weights=Weights(time=2))

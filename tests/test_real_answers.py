@@ -23,10 +23,10 @@ from memstream.planning import parse as planning_parse
 from memstream.planning import prompts as planning_prompts
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import prompts as reflection_prompts
+from memstream.sim import RunConfig, start_run
 from memstream.sim import parse as sim_parse
 from memstream.sim import prompts as sim_prompts
 from memstream.sim.events import read_events
-from memstream.sim.run import RunConfig, start_run
 from memstream.stream import check_file
 from memstream.stream.importance import parse_importance
 

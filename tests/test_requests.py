@@ -15,9 +15,9 @@ from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
 from memstream.models.offline import RULES
 from memstream.models.request import Request, answer_all, concurrently, run_direct
+from memstream.sim import RunConfig, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.run import RunConfig, start_run
 from memstream.sim.world import default_town_path, load_town
 from memstream.stream import MemoryStream
 

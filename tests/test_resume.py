@@ -18,7 +18,7 @@ import pytest
 from memstream.cli import main
 from memstream.models import OfflineChatModel
 from memstream.models.base import Completion
-from memstream.sim.run import RunConfig, resume_run, start_run
+from memstream.sim import RunConfig, resume_run, start_run
 
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)

@@ -17,12 +17,12 @@ from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
+from memstream.sim import RunConfig, resume_run, start_run
 from memstream.sim.agent import Body, Conversation, Mind, Senses, Social
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
 from memstream.sim.objects import ObjectStates
 from memstream.sim.residents import populate
-from memstream.sim.run import RunConfig, resume_run, start_run
 from memstream.sim.scene import Scene
 from memstream.sim.world import Map, default_town_path, load_town
 from memstream.stream import MemoryStream

@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstream.cli import main
-from memstream.sim.run import start_run
+from memstream.sim import start_run
 from memstream.sweep import load_spec, run_sweep
-from memstream.sweep.spec import config_of
+from memstream.sweep.spec import config_of, run_name
 from memstream.sweep.study import CRASH_ONCE, aggregate, interval, measure
 
 ray = pytest.importorskip("ray", reason="Ray is the sweep's engine (pip install 'memstream[ray]')")
@@ -22,6 +28,9 @@ SPEC = {"base": {"agents": 4, "hours": 1.5, "embedder": "hash"},
         "measures": [{"diffusion": {"fact": "Valentine's Day party"}}, {"network": {}},
                      {"attendance": {"place": "Hobbs Cafe", "from": "2023-02-13T06:30:00-08:00",
                                      "to": "2023-02-13T07:30:00-08:00"}}]}
+
+
+TWIN = run_name({"seed": 1, "ablate": ["reflection"]})
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +43,7 @@ def spec_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def swept(spec_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     out = tmp_path_factory.mktemp("sweep") / "s"
-    os.environ[CRASH_ONCE] = "seed=1,ablate=reflection@3"  # that run's worker is killed 3 s in, once
+    os.environ[CRASH_ONCE] = f"{TWIN}@3"  # that run's worker is killed 3 s in, once
     try:
         summary = run_sweep(load_spec(spec_file), out, cpus=2, progress=False)
     finally:
@@ -46,7 +55,7 @@ def swept(spec_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
 def test_a_sweep_equals_its_runs_made_one_by_one(swept: tuple[Path, dict], spec_file: Path, tmp_path: Path) -> None:
     out, summary = swept
     spec = load_spec(spec_file)
-    assert not summary["failed"] and [r["run"] for r in summary["runs"]] == [
+    assert not summary["failed"] and [r["run"].rsplit("-", 1)[0] for r in summary["runs"]] == [
         "seed=0,ablate=none", "seed=0,ablate=reflection", "seed=1,ablate=none", "seed=1,ablate=reflection"]
     for r in summary["runs"][:2]:  # made again here, in this process, without Ray
         config, whispers = config_of(spec, r["params"])
@@ -61,9 +70,9 @@ def test_a_sweep_equals_its_runs_made_one_by_one(swept: tuple[Path, dict], spec_
 
 def test_a_killed_worker_is_retried_and_its_run_resumed(swept: tuple[Path, dict]) -> None:
     out, summary = swept
-    assert (out / "runs" / ".seed=1,ablate=reflection.crashed").exists()  # the worker was killed once
-    twin = next(r for r in summary["runs"] if r["run"] == "seed=1,ablate=reflection")
-    first = next(r for r in summary["runs"] if r["run"] == "seed=0,ablate=reflection")
+    assert (out / "runs" / f".{TWIN}.crashed").exists()  # the worker was killed once
+    twin = next(r for r in summary["runs"] if r["run"] == TWIN)
+    first = next(r for r in summary["runs"] if r["run"] == run_name({"seed": 0, "ablate": ["reflection"]}))
     assert twin["measures"] == first["measures"]  # seeds do not change the bundled residents: the same run
     assert (out / "runs" / twin["run"] / "events.jsonl").read_text() == (
         out / "runs" / first["run"] / "events.jsonl").read_text()
@@ -100,6 +109,10 @@ def test_the_interval_is_students() -> None:
     ({"measures": [{"vibes": {}}]}, "a measure is one of"),
     ({"grid": {"ablate": [["memory"]]}}, "unknown ablation 'memory'"),
     ({"grid": {"hours": [-1]}}, "bad setting"),
+    ({"grid": {"seed": [1, 2, 1]}}, "repeats the value 1"),
+    ({"grid": {"ablate": [["reflection", "planning"], ["planning", "reflection"]]}}, "are the same run"),
+    ({"grid": {"seed": list(range(1000)), "hours": [1, 2]}}, "makes 2,000 runs (1000 seed x 2 hours), over the limit "
+                                                              "of 1,000"),
 ])
 def test_a_bad_spec_is_one_line_and_runs_nothing(tmp_path: Path, capsys, spec: dict, problem: str) -> None:
     path = tmp_path / "spec.json"
@@ -108,3 +121,94 @@ def test_a_bad_spec_is_one_line_and_runs_nothing(tmp_path: Path, capsys, spec: d
     err = capsys.readouterr().err
     assert problem in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
 
+
+
+def test_the_grid_size_is_checked_before_any_run_is_made(tmp_path: Path, capsys) -> None:
+    """A billion-run grid is refused at once: its size is a product of lengths, nothing is built."""
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps({"grid": {"seed": list(range(1000)), "hours": list(range(1, 1001)),
+                                         "agents": list(range(1, 1001))}}))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--max-runs", "5"]) == 2
+    assert "1,000,000,000 runs" in capsys.readouterr().err and not (tmp_path / "o").exists()
+    path.write_text(json.dumps({"grid": {"seed": [0, 1, 2]}}))
+    assert main(["sweep", str(path), "--out", str(tmp_path / "o"), "--max-runs", "2"]) == 2
+    assert "--max-runs" in capsys.readouterr().err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["seed", "ablate", "weights", "town", "llm"]), st.one_of(
+    st.integers(), st.text(max_size=6), st.lists(st.text(max_size=4), max_size=2)), max_size=3), max_size=12))
+def test_run_folders_are_unique_and_stable_for_distinct_settings(settings_: list[dict]) -> None:
+    distinct = {json.dumps(p, sort_keys=True): p for p in settings_}
+    names = [run_name(p) for p in distinct.values()]
+    assert len(set(names)) == len(names)  # "a b" and "a_b" read alike; their hashes differ
+    assert names == [run_name(json.loads(json.dumps(p))) for p in distinct.values()]  # the same settings, the same folder
+    assert [n.rsplit("-", 1)[1] for n in names] == [run_name(json.loads(k)).rsplit("-", 1)[1] for k in distinct]
+    assert all(len(n) <= 100 and "/" not in n and n not in (".", "..") for n in names)
+
+
+def _holders(folder: Path) -> set[int]:
+    """Processes with a file open under ``folder`` (a sweep's workers hold their run's stream)."""
+    found = set()
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if any(str(os.readlink(fd)).startswith(str(folder)) for fd in fd_dir.iterdir()):
+                found.add(int(fd_dir.parent.name))
+        except OSError:  # the process ended, or is not ours to read
+            continue
+    return found
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, set[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), set()).add(int(stat.parent.name))
+    out, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+def _alive(pids: set[int]) -> set[int]:
+    alive = set()
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            alive.add(pid)
+    return alive
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_the_sweeps_workers_end_with_its_driver(tmp_path: Path, sig: signal.Signals) -> None:
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": {"agents": 2, "hours": 500, "embedder": "hash"}, "grid": {"seed": [0, 1]}}))
+    out = tmp_path / "sweep"
+    driver = subprocess.Popen([sys.executable, "-m", "memstream.cli", "sweep", str(spec), "--out", str(out),
+                               "--cpus", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not _holders(out) and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(0.5)
+        workers = _holders(out)
+        assert workers, "no worker started a run"
+        family = _descendants(driver.pid) if sig == signal.SIGTERM else set()
+        driver.send_signal(sig)
+        driver.wait(timeout=60)
+        deadline = time.monotonic() + 10  # measured: 0.6-3 s (Ray's own head processes take ~60 s after a kill -9)
+        while _alive(workers | family) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not _alive(workers | family), f"left behind: {_alive(workers | family)}"
+        assert not _holders(out)
+    finally:
+        if driver.poll() is None:
+            driver.kill()

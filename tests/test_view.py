@@ -20,8 +20,8 @@ import pytest
 from matplotlib import image
 
 from memstream.cli import main
+from memstream.sim import RunConfig, start_run
 from memstream.sim.events import read_events
-from memstream.sim.run import RunConfig, start_run
 
 BROWSER = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 needs_browser = pytest.mark.skipif(BROWSER is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
@@ -159,6 +159,10 @@ def test_the_server_answers_retrieval_with_the_papers_score(served: str) -> None
     with pytest.raises(HTTPError) as bad:
         urlopen(f"{served}/recall?agent=Nobody&q=coffee&t=0")
     assert bad.value.code == 400 and "no agent" in json.loads(bad.value.read())["error"]
+    for t in ("nan", "inf", "-inf", "1e300", "-5", "x"):  # refused, not clamped or passed on
+        with pytest.raises(HTTPError) as bad:
+            urlopen(f"{served}/recall?agent=Isabella%20Rodriguez&q=coffee&t={t}")
+        assert bad.value.code == 400, t
 
 
 @needs_browser

@@ -15,6 +15,21 @@ from memstream.errors import MemstreamError
 Handler = Callable[[argparse.Namespace], int]
 
 
+class _Prefixed(logging.Formatter):
+    """Log records as our stderr lines: ``memstream: warning: ...``, the prefix of every warning."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return f"memstream: {record.levelname.lower()}: {record.name}: {super().format(record)}"
+
+
+def _log_to_stderr() -> None:
+    if not logging.root.handlers:  # as basicConfig: a host that set up logging keeps its own
+        handler = logging.StreamHandler()
+        handler.setFormatter(_Prefixed("%(message)s"))
+        logging.root.addHandler(handler)
+        logging.root.setLevel(logging.WARNING)
+
+
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = Parser(prog="memstream", description="The Generative Agents memory stream, measured.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -25,7 +40,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="memstream: %(levelname)s: %(name)s: %(message)s")
+    _log_to_stderr()
     parser, handlers = build_parser()
     try:
         args, extra = parser.parse_known_args(argv)
@@ -54,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               "permissions", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("memstream: interrupted; everything committed before this is kept", file=sys.stderr)
+        print("memstream: warning: interrupted; everything committed before this is kept", file=sys.stderr)
         return 130
     finally:
         if isinstance(sys.stdout, Printable):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Callable, Iterator
@@ -11,7 +10,13 @@ from datetime import datetime
 from pathlib import Path
 
 from memstream.cli.common import (
+    STDOUT,
+    WeightSpec,
+    agent_flag,
+    check_json_output,
+    cutoff_flag,
     endpoint_flags,
+    json_flag,
     model_flags,
     open_stream,
     parse_time_arg,
@@ -19,6 +24,7 @@ from memstream.cli.common import (
     positive_int,
     short,
     weight_flags,
+    write_json,
 )
 from memstream.errors import MemstreamError
 from memstream.files import problem
@@ -29,23 +35,23 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     """Add this group's subcommands to ``sub``; return their handlers by name."""
     p = sub.add_parser("reflect", help="run one reflection and print its questions, insights and citations")
     p.add_argument("stream")
-    p.add_argument("--owner", required=True)
-    p.add_argument("--at", help="ISO time with zone (default: the owner's latest time)")
-    p.add_argument("--json", action="store_true")
+    agent_flag(p, help="the agent who reflects")
+    p.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
+    json_flag(p, "the questions, insights and citations")
     model_flags(p)
 
     p = sub.add_parser("tree", help="print the citation tree under a reflection")
     p.add_argument("stream")
-    p.add_argument("--owner", required=True)
+    agent_flag(p, help="the agent the reflection belongs to")
     p.add_argument("--memory", type=positive_int, required=True)
 
     p = sub.add_parser("plan", help="make a day plan from an identity file and print its decomposition")
     p.add_argument("stream")
-    p.add_argument("--owner", required=True)
+    agent_flag(p, help="the agent who plans (the identity file's name)")
     p.add_argument("--identity", required=True, help="JSON: name, age, traits, lifestyle, situation, ...")
     p.add_argument("--day", required=True, help="the day with its zone, e.g. 2023-02-13+00:00 or an ISO time")
     p.add_argument("--decompose-all", action="store_true", help="decompose every waking block (default: the first)")
-    p.add_argument("--json", action="store_true")
+    json_flag(p, "the plan")
     model_flags(p)
 
     p = sub.add_parser("run", help="simulate a town of agents (the main job); writes a run directory")
@@ -70,32 +76,33 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
     endpoint_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
-    weight_flags(p, default=None)
+    weight_flags(p, keep=True)
 
     p = sub.add_parser("whisper", help="put a memory in an agent's mind in a run (the paper's inner voice)")
     p.add_argument("run")
-    p.add_argument("--agent", required=True)
+    agent_flag(p, help="the agent who hears it")
     p.add_argument("text")
-    p.add_argument("--at", help="ISO time with zone (default: where the run stands)")
+    p.add_argument("--at", help="ISO time with zone (default: where the run stands; a running run: its next step)")
 
     p = sub.add_parser("replay", help="print a run's event log as a story")
     p.add_argument("run")
-    p.add_argument("--agent")
+    agent_flag(p, required=False, help="only this agent's events")
     p.add_argument("--from", dest="from_", metavar="TIME", help="ISO time with zone")
     p.add_argument("--to", metavar="TIME", help="ISO time with zone")
 
     p = sub.add_parser("interview", help="ask an agent of a run a question, a conversation (no question: "
                        "one per line on stdin) or a battery")
     p.add_argument("run")
-    p.add_argument("--agent", required=True)
+    agent_flag(p, help="the agent asked")
     p.add_argument("question", nargs="?")
     p.add_argument("--questions", metavar="FILE", help="a battery (YAML/JSON, categories of questions); "
                    "'bundled' for the paper's five categories")
-    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the answers as JSON")
+    json_flag(p, "the answers")
     p.add_argument("--remember", action="store_true", help="the agent keeps the interview in its stream (as a "
                    "whisper the run carries); by default an interview leaves the agent as it was")
-    p.add_argument("-k", type=positive_int, default=10, help="memories to draw on")
-    weight_flags(p, default="1,1,1,1")  # the paper's score, and the span a question names ("yesterday")
+    cutoff_flag(p)
+    # the paper's score, and the span a question names ("yesterday")
+    weight_flags(p, WeightSpec(defaults={"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 1.0}, by_position={"time": 0.0}))
     endpoint_flags(p)
 
     return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "whisper": cmd_whisper,
@@ -106,13 +113,14 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 def cmd_reflect(args: argparse.Namespace) -> int:
     from memstream.reflection import reflect
 
+    json_out = check_json_output(args.json, [args.stream])
     with open_stream(args.stream, args, create=False, chat=True) as (stream, chat):
-        now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
-        result = reflect(stream, args.owner, now, chat=chat)
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        now = parse_time_arg(args.at, "--at") or stream.latest_time(args.agent)
+        result = reflect(stream, args.agent, now, chat=chat)
+    if json_out == STDOUT:
+        write_json(json_out, result.to_dict())
         return 0
-    print(f"{args.owner} reflects at {now.isoformat()}")
+    print(f"{args.agent} reflects at {now.isoformat()}")
     for i, q in enumerate(result.questions, 1):
         print(f"Q{i}. {q}")
         for ins in (x for x in result.insights if x.question == q):
@@ -121,6 +129,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
             print(f"    dropped: {short(d.text, 50)}  ({d.reason})")
     for reason in result.skipped:
         print(f"skipped: {reason}")
+    write_json(json_out, result.to_dict())
     return 0
 
 
@@ -128,7 +137,7 @@ def cmd_tree(args: argparse.Namespace) -> int:
     from memstream.reflection import citation_tree
 
     with open_stream(args.stream, args, create=False, readonly=True) as (stream, _):
-        print("\n".join(citation_tree(stream, args.owner, args.memory).lines()))
+        print("\n".join(citation_tree(stream, args.agent, args.memory).lines()))
     return 0
 
 
@@ -146,29 +155,29 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from memstream.planning import SLEEPING, decompose, load_identity, plan_day
 
     identity = load_identity(args.identity)
-    if identity.name != args.owner:
-        raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --owner {args.owner!r}")
+    if identity.name != args.agent:
+        raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --agent {args.agent!r}")
     day = _day(args.day)
+    json_out = check_json_output(args.json, [args.stream, args.identity])
     with open_stream(args.stream, args, create=True, chat=True) as (stream, chat):
         plan = plan_day(stream, identity, day, chat=chat)
         waking = [b for b in plan.blocks if b.activity != SLEEPING]
         for block in waking if args.decompose_all else waking[:1]:
             decompose(stream, identity, plan, block.start, chat=chat)
-    if args.json:
-        print(json.dumps(plan.to_dict(), indent=2))
+    if json_out == STDOUT:
+        write_json(json_out, plan.to_dict())
         return 0
     print(plan.summary())
     for block in plan.blocks:
         print(f"  {block.start:%H:%M}-{block.end:%H:%M}  {block.activity}  @ {block.location}")
         for a in block.actions:
             print(f"      {a.start:%H:%M} +{a.minutes:>2} min  {a.activity}  @ {a.location}")
+    write_json(json_out, plan.to_dict())
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-
-    from memstream.sim.events import read_events
-    from memstream.sim.run import read_run, resume_run
+    from memstream.sim import RunDir, resume_run
 
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
@@ -188,6 +197,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         result = _new_run(args, ablate)
     m = result.metrics
+    if result.stopped == "endpoint-failing":
+        raise MemstreamError(f"{m['endpoint_failing']}; the run stopped and was checkpointed at "
+                             f"{result.sim_time:%Y-%m-%d %H:%M}; when the endpoint answers again, resume with "
+                             f"memstream run --resume {result.out}")
     why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
     print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
@@ -197,19 +210,19 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{m['model_failures']} model answers were lost (unusable or failed; the offline rules stood in): "
               + ", ".join(f"{p} {n}" for p, n in m["lost_by_purpose"].items()))
     print(f"run directory: {result.out}")
-    said = [e for e in read_events(Path(result.out) / "events.jsonl") if "utterance" in e][:4]
+    run = RunDir.open(result.out)
+    said = [e for e in run.events() if "utterance" in e][:4]
     if said:
         print("overheard:")
         for e in said:
             print(f"  {e['time'][11:16]} {e['agent']}: {short(e['utterance'], 90)}")
     if result.stopped != "finished":
         print(f"resume with:  memstream run --resume {result.out}")
-    _, town = read_run(Path(result.out))
-    first, second = (town.residents * 2)[:2]
+    first, second = (run.town.residents * 2)[:2]
     print("inspect it:")
     print(f"  memstream replay {result.out} --agent '{first.name}'")
     print(f"  memstream interview {result.out} --agent '{second.name}' \"What are you working on?\"")
-    print(f"  memstream recall {result.out}/streams.db --owner '{second.name}' --query 'plans' --no-touch")
+    print(f"  memstream recall {run.stream_path} --agent '{second.name}' --query 'plans' --no-touch")
     print(f"  memstream plot timeline {result.out} --agent '{first.name}' -o timeline.png")
     print(f"  memstream measure network {result.out} --plot network.png")
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
@@ -226,8 +239,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
 def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
     from pydantic import ValidationError
 
-    from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig, scenario_run, start_run
-    from memstream.sim.scenario import load_scenario
+    from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, load_scenario, scenario_run, start_run
 
     settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
     try:
@@ -248,7 +260,7 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN20
 
 
 def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
-    from memstream.sim.run import fork_run
+    from memstream.sim import fork_run
 
     source, _, at = args.fork.partition("@")
     if not args.out:
@@ -262,23 +274,23 @@ def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 -
 
 
 def cmd_whisper(args: argparse.Namespace) -> int:
-    from memstream.sim.run import whisper
+    from memstream.sim import whisper
 
-    w = whisper(Path(args.run), args.agent, args.text, parse_time_arg(args.at, "--at"))
-    print(f"whisper {w.id} to {w.agent} at {w.at:%Y-%m-%d %H:%M}: the run carries it (resume or fork it to go on)")
+    w, running = whisper(Path(args.run), args.agent, args.text, parse_time_arg(args.at, "--at"))
+    heard = (f"the running run (pid {running}) hears it then" if running
+             else "the run carries it (resume or fork it to go on)")
+    print(f"whisper {w.id} to {w.agent} at {w.at:%Y-%m-%d %H:%M}: {heard}")
     return 0
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from memstream.sim.events import read_events
-    from memstream.sim.run import read_run
+    from memstream.sim import RunDir
 
-    out = Path(args.run)
-    _, town = read_run(out)
-    if args.agent and args.agent not in {r.name for r in town.residents}:
-        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+    run = RunDir.open(args.run)
+    if args.agent and args.agent not in run.agents:
+        raise MemstreamError(f"unknown agent {args.agent!r} in {run.path}")
     lo, hi = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
-    for e in read_events(out / "events.jsonl"):
+    for e in run.events():
         at = datetime.fromisoformat(e["time"])
         if (lo and at < lo) or (hi and at > hi) or (args.agent and e["agent"] != args.agent):
             continue
@@ -289,27 +301,25 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def cmd_interview(args: argparse.Namespace) -> int:
-    from memstream.models import CachedChatModel, make_chat_model, run_direct
-    from memstream.sim.interview import Answer, battery_stage, interview_stage, load_battery
-    from memstream.sim.run import read_run, whisper
-    from memstream.stream import MemoryStream
+    from memstream.models import make_chat_model, run_direct
+    from memstream.sim import Answer, RunDir, battery_stage, interview_stage, load_battery, whisper
 
     weights = parse_weights(args)
-    out = Path(args.run)
-    config, town = read_run(out)
-    resident = next((r for r in town.residents if r.name == args.agent), None)
+    run = RunDir.open(args.run)
+    config = run.config
+    resident = next((r for r in run.town.residents if r.name == args.agent), None)
     if resident is None:
-        raise MemstreamError(f"unknown agent {args.agent!r} in {out}")
+        raise MemstreamError(f"unknown agent {args.agent!r} in {run.path}")
     if args.question and args.questions:
         raise MemstreamError("give a question or --questions FILE, not both")
     battery = load_battery(None if args.questions == "bundled" else args.questions) if args.questions else None
-    json_out = Path(args.json_out) if args.json_out else None
-    if json_out and not json_out.parent.is_dir():
-        raise MemstreamError(f"--json {json_out}: the folder {json_out.parent} does not exist")
-    chat = CachedChatModel(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
-                                           concurrency=args.concurrency or config.concurrency), out / "calls.db")
+    json_out = check_json_output(args.json, [run.path] + ([args.questions] if battery else []))
+    show = _print_answer if json_out != STDOUT else lambda a: None  # JSON on stdout is all that is printed
+    chat = run.call_cache(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
+                                          concurrency=args.concurrency or config.concurrency))
     answers: list[Answer] = []
-    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
+    with run:
+        stream = run.stream
         now = stream.latest_time(args.agent)
         if battery:
             answers = run_direct(battery_stage(stream, [resident], battery, {args.agent: now}, k=args.k), chat)
@@ -320,21 +330,20 @@ def cmd_interview(args: argparse.Namespace) -> int:
                 answer, recalls = run_direct(interview_stage(stream, resident, question, now, k=args.k,
                                                              weights=weights, history=history), chat)
                 answers.append(Answer(args.agent, "", question, answer, [r.memory.id for r in recalls]))
-                _print_answer(answers[-1])
+                show(answers[-1])
                 history.append((question, answer or ""))
     chat.close()
-    if battery:
+    if battery and json_out != STDOUT:
         for a in answers:
             print(f"[{a.category}] {a.question}")
-            _print_answer(a)
-    if json_out:
-        json_out.write_text(json.dumps([a.to_dict() for a in answers], indent=2))
-        print(f"wrote {json_out}")
+            show(a)
+    write_json(json_out, [a.to_dict() for a in answers])
     if args.remember:
         for a in answers:
-            whisper(out, args.agent, f"{args.agent} was interviewed. Asked: {a.question} {args.agent} answered: "
+            whisper(run.path, args.agent, f"{args.agent} was interviewed. Asked: {a.question} {args.agent} answered: "
                     f"{a.answer or '(nothing)'}")
-        print(f"{args.agent} will remember the interview: the run carries it")
+        if json_out != STDOUT:
+            print(f"{args.agent} will remember the interview: the run carries it")
     return 0
 
 

@@ -1,10 +1,19 @@
-"""What every command shares: one-line errors, argument types, model flags, opening a stream, times."""
+"""What every command shares: one-line errors, argument types, the shared flags, opening a stream, times.
+
+Every flag that more than one command takes is defined here, once, by a helper the commands call
+(``agent_flag``, ``cutoff_flag``, ``json_flag``, ``output_flag``, ``weight_flags``, ``model_flags``):
+a flag means one thing, spelled one way, in every command. Old spellings are still accepted by
+``Deprecated`` actions that say so in one ``memstream: warning:`` line.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
@@ -18,10 +27,193 @@ if TYPE_CHECKING:
 EXIT_USAGE = 2
 
 
+def warn(message: str) -> None:
+    """One warning line on stderr, with the prefix every warning of ours carries."""
+    print(f"memstream: warning: {printable(message)}", file=sys.stderr)
+
+
 class Parser(argparse.ArgumentParser):
+    """argparse with our one error prefix and flags that are required under any of their spellings.
+
+    argparse's own ``required=True`` is satisfied only by the spelling it is declared on, so a flag
+    with a deprecated alias (``--owner`` for ``--agent``) is required here instead: its dest must be
+    set after parsing, whichever spelling set it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - argparse's own arguments
+        super().__init__(*args, **kwargs)
+        self.required_flags: dict[str, str] = {}  # dest -> the canonical spelling, shown when missing
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        missing = [flag for dest, flag in self.required_flags.items() if getattr(parsed, dest, None) is None]
+        if missing:
+            self.error(f"the following arguments are required: {', '.join(missing)}")
+        return parsed, extra
+
+    def format_usage(self) -> str:
+        return self._showing_required(super().format_usage)
+
+    def format_help(self) -> str:
+        return self._showing_required(super().format_help)
+
+    def _showing_required(self, render: Callable[[], str]) -> str:
+        """--help shows a flag required under any spelling as required (no brackets)."""
+        shown = [a for a in self._actions if a.dest in self.required_flags and a.help is not argparse.SUPPRESS]
+        for action in shown:
+            action.required = True
+        try:
+            return render()
+        finally:
+            for action in shown:
+                action.required = False
+
     def error(self, message: str) -> NoReturn:
         shown = printable(message).replace("\n", "\\n")  # one line, whatever the arguments held
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {shown} (see {self.prog} --help)\n")
+        self.exit(EXIT_USAGE, f"memstream: error: {shown} (see {self.prog} --help)\n")
+
+
+class Deprecated(argparse.Action):
+    """An old spelling of a flag: it sets what the new spelling sets, and says once on stderr that it
+    is deprecated and what to write instead. Hidden from ``--help``, so only the new spelling is taught."""
+
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:  # noqa: ANN401
+        kwargs.setdefault("help", argparse.SUPPRESS)
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:  # noqa: ANN401 - whatever type gave
+        warn(f"{option_string} is deprecated; use {self.new}")
+        setattr(namespace, self.dest, values)
+
+
+def _require(p: argparse.ArgumentParser, dest: str, flag: str) -> None:
+    if not isinstance(p, Parser):  # every parser of ours is one; a plain one would silently not require
+        raise TypeError(f"{p.prog} is not a memstream Parser")
+    p.required_flags[dest] = flag
+
+
+def agent_flag(p: argparse.ArgumentParser, *, required: bool = True,
+               help: str = "the agent whose memories are read or written") -> None:  # noqa: A002
+    """``--agent NAME``: the one spelling for whose memories a command reads or writes (a stream's
+    owner is an agent); ``--owner`` is its deprecated alias."""
+    p.add_argument("--agent", metavar="NAME", help=help)
+    p.add_argument("--owner", dest="agent", action=Deprecated, new="--agent NAME")
+    if required:
+        _require(p, "agent", "--agent NAME")
+
+
+def positive_ints(text: str) -> list[int]:
+    """Comma-separated positive integers, e.g. ``5,10,20``: sorted, each once."""
+    try:
+        ks = sorted({int(k) for k in text.split(",")})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive integers, e.g. 5,10") from None
+    if not ks or ks[0] <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be positive integers, e.g. 5,10")
+    return ks
+
+
+def cutoff_flag(p: argparse.ArgumentParser, *, default: int | list[int] = 10, several: bool = False,
+                help: str = "memories to draw on") -> None:  # noqa: A002
+    """``-k``: how many memories a command takes from the top (``several``: a list of cut-offs, as
+    ``-k 5,10``); ``--k`` is its deprecated alias."""
+    kind = positive_ints if several else positive_int
+    shown = ",".join(map(str, default)) if isinstance(default, list) else default
+    p.add_argument("-k", type=kind, default=default, metavar="K,K..." if several else "K",
+                   help=f"{help} (default {shown})")
+    p.add_argument("--k", dest="k", type=kind, action=Deprecated, new="-k")
+
+
+#: ``--json`` given without a FILE: print the JSON to stdout.
+STDOUT = "-"
+
+
+def json_flag(p: argparse.ArgumentParser, what: str = "the results") -> None:
+    """``--json [FILE]``: alone, print ``what`` as JSON on stdout instead of the text; with a FILE
+    (ending in .json, so a positional argument after it is not taken for one), write it there."""
+    p.add_argument("--json", nargs="?", const=STDOUT, default=None, metavar="FILE",
+                   help=f"print {what} as JSON; with FILE.json, write them there")
+
+
+def output_flag(p: argparse.ArgumentParser, *, required: bool, help: str) -> None:  # noqa: A002
+    """``-o/--output FILE``: the file a command writes (a plot, a page, a stream); ``--out`` is its
+    deprecated alias (``--out`` now means only a folder a command creates: run, fork, sweep)."""
+    p.add_argument("-o", "--output", metavar="FILE", help=help)
+    p.add_argument("--out", dest="output", action=Deprecated, new="-o/--output FILE")
+    if required:
+        _require(p, "output", "-o/--output FILE")
+
+
+_SQLITE = b"SQLite format 3\x00"
+_JSON_STARTS = frozenset(b'[{"-0123456789tfn')
+
+
+def check_json_output(value: str | None, inputs: Sequence[str | Path] = ()) -> str | Path | None:
+    """Where ``--json`` goes: None, ``STDOUT``, or a checked path, before any work is done.
+
+    A JSON file is an output like any other: it is refused if it is not named .json, if its folder
+    does not exist, if it is one of the command's inputs (or a file already inside an input run's
+    folder), or if it exists and is not JSON (a stream, a call cache): a slip of the shell never
+    overwrites what a command was given to read."""
+    if value is None or value == STDOUT:
+        return value
+    out = Path(value)
+    if out.suffix.lower() != ".json":
+        raise MemstreamError(f"--json {value}: name a .json file (to print JSON, give --json alone, last "
+                             "or before another flag)")
+    if out.is_dir():
+        raise MemstreamError(f"--json {value} is a folder; name a .json file")
+    if not out.parent.is_dir():
+        raise MemstreamError(f"--json {value}: the folder {out.parent} does not exist")
+    _refuse_to_overwrite(out, f"--json {value}", inputs, "JSON", lambda head: head[0] in _JSON_STARTS)
+    return out
+
+
+def check_image_output(value: str, flag: str, inputs: Sequence[str | Path] = ()) -> Path:
+    """A plot's file (``-o``, ``--plot``), checked like ``--json FILE`` before any work: .png or .svg,
+    not a folder, not an input, and not an existing file of another kind."""
+    out = Path(value)
+    if out.suffix.lower() not in (".png", ".svg"):  # the formats memstream.plots.save writes
+        raise MemstreamError(f"{flag} {value} must end in .png or .svg")
+    if out.is_dir():
+        raise MemstreamError(f"{flag} {value} is a folder; name a .png or .svg file")
+    _refuse_to_overwrite(out, f"{flag} {value}", inputs, "PNG or SVG",
+                         lambda head: head.startswith(b"\x89PNG") or head.startswith((b"<?xml", b"<svg")))
+    return out
+
+
+def _refuse_to_overwrite(out: Path, shown: str, inputs: Sequence[str | Path], kind: str,
+                         own_kind: Callable[[bytes], bool]) -> None:
+    """An output that exists may be replaced only if it is the command's own kind of file and not
+    something the command was given to read (an input, or a file inside an input folder)."""
+    if not out.exists():
+        return
+    for given in map(Path, inputs):
+        if not given.exists():
+            continue
+        inside = given.is_dir() and given.resolve() in out.resolve().parents
+        if inside or out.samefile(given):
+            raise MemstreamError(f"{shown} is {'inside ' if inside else ''}the input {given}; name a new file")
+    with out.open("rb") as f:
+        head = f.read(64).lstrip()
+    if head and (head.startswith(_SQLITE) or not own_kind(head)):
+        raise MemstreamError(f"{shown} exists and is not a {kind} file (a stream or a database?); name a new file")
+
+
+def write_json(target: str | Path | None, data: object) -> None:
+    """Print ``data`` as JSON (``STDOUT``) or write it to a path from ``check_json_output``."""
+    import json
+
+    if target is None:
+        return
+    text = json.dumps(data, indent=2)
+    if target == STDOUT:
+        print(text)
+        return
+    Path(target).write_text(text + "\n", encoding="utf-8")
+    print(f"wrote {target}")
 
 
 def positive_int(text: str) -> int:
@@ -67,41 +259,123 @@ def cache_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-cache", action="store_true", help="call the model every time")
 
 
-def weight_flags(p: argparse.ArgumentParser, default: str | None = "1,1,1") -> None:
-    """--weights and --decay; with ``default=None`` they are None unless given (a run keeps its own)."""
-    p.add_argument("--weights", metavar="REC,IMP,REL[,TIME]", default=default,
-                   help="weights of recency, importance and relevance (1,1,1 is the paper's) and, optionally, "
-                        f"of the span of time the query names, e.g. 'yesterday' (default {default or '1,1,1'})")
-    p.add_argument("--decay", type=float, default=None if default is None else 0.995,
-                   help="recency decay per hour (0.995)")
+#: The components ``--weights`` can name, short and long, by their long (``Weights``) names.
+COMPONENTS = {"rec": "recency", "imp": "importance", "rel": "relevance", "time": "time", "bm25": "bm25"}
+_LONG = {long: long for long in COMPONENTS.values()}
+
+
+@dataclass(frozen=True, eq=False)  # argparse looks its type up in a dict: hashed by identity
+class WeightSpec:
+    """What one command's ``--weights`` takes: its components (short names, in the order the old
+    positional form gave them) and their defaults. Names left out keep their defaults."""
+
+    takes: tuple[str, ...] = ("rec", "imp", "rel", "time")
+    defaults: dict[str, float] = field(default_factory=lambda: {"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 0.0})
+    #: What the deprecated positional form meant by the numbers it left out, where that differs from
+    #: ``defaults`` (interview weighs time by default, but its ``1,1,1`` always meant time 0).
+    by_position: dict[str, float] = field(default_factory=dict)
+
+    def example(self) -> str:
+        return ",".join(f"{n}={self.defaults.get(n, 0):g}" for n in self.takes)
+
+    def __call__(self, text: str) -> dict[str, float]:
+        """Parse ``rec=1,imp=1,rel=2`` (or the deprecated ``1,1,2``) into long names -> weights;
+        a mistake is an ``ArgumentTypeError``: one line naming the components this command takes."""
+        return {COMPONENTS[n]: v for n, v in self.read(text).items()}
+
+    def read(self, text: str) -> dict[str, float]:
+        parts = [part.strip() for part in text.split(",")]
+        named = [part for part in parts if "=" in part]
+        if named and len(named) < len(parts):
+            raise self._bad(text, "mixes named and positional weights")
+        values = {n: self.defaults.get(n, 0.0) for n in self.takes}
+        if named:
+            seen: set[str] = set()
+            for part in parts:
+                name, _, number = (x.strip() for x in part.partition("="))
+                short = {v: k for k, v in COMPONENTS.items()}.get(_LONG.get(name.lower(), ""), name.lower())
+                if short not in self.takes:
+                    raise self._bad(text, f"has {name!r}, which this command does not take")
+                if short in seen:
+                    raise self._bad(text, f"names {short} twice")
+                seen.add(short)
+                values[short] = self._number(text, number)
+            return values
+        if not 3 <= len(parts) <= len(self.takes):
+            count = "3" if len(self.takes) == 3 else f"3 to {len(self.takes)}"
+            raise self._bad(text, f"has {len(parts)} numbers, not {count} ({','.join(self.takes)})")
+        values |= self.by_position
+        for name, number in zip(self.takes, parts, strict=False):
+            values[name] = self._number(text, number)
+        given = ",".join(f"{n}={values[n]:g}" for n in self.takes[:len(parts)])
+        warn(f"--weights {text} by position is deprecated; name the components: --weights {given}")
+        return values
+
+    def _number(self, text: str, number: str) -> float:
+        try:
+            value = float(number)
+        except ValueError:
+            raise self._bad(text, f"has {number!r}, which is not a number") from None
+        if not math.isfinite(value) or not 0 <= value <= 1e6:
+            raise self._bad(text, f"has {number}; a weight is a number from 0 to 1e6")
+        return value
+
+    def _bad(self, text: str, problem: str) -> argparse.ArgumentTypeError:
+        return argparse.ArgumentTypeError(f"{text!r} {problem}; name the components this command takes, "
+                                          f"{', '.join(self.takes)}, e.g. {self.example()}")
+
+
+def weight_flags(p: argparse.ArgumentParser, spec: WeightSpec | None = None, *, keep: bool = False) -> None:
+    """``--weights`` and ``--decay`` as ``spec`` reads them. ``args.weights`` is a dict of long
+    component names (the defaults when not given); with ``keep`` both are None unless given (a run
+    keeps its own)."""
+    spec = spec or WeightSpec()
+    default = None if keep else {COMPONENTS[n]: spec.defaults.get(n, 0.0) for n in spec.takes}
+    p.add_argument("--weights", metavar=",".join(f"{n}=W" for n in spec.takes), type=spec, default=default,
+                   help=f"weights of the components, by name ({', '.join(spec.takes)}); names left out keep "
+                        f"their defaults ({spec.example()}); time weighs a memory inside the span of time the "
+                        "query names, e.g. 'yesterday'")
+    p.add_argument("--decay", type=float, default=None if keep else 0.995, help="recency decay per hour (0.995)")
 
 
 def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported lazily
+    """The stream's ``Weights`` from ``--weights`` (already parsed by its ``WeightSpec``) and ``--decay``."""
     from pydantic import ValidationError
 
     from memstream.stream import Weights
 
     decay = 0.995 if args.decay is None else args.decay
+    given = args.weights if args.weights is not None else {}
     try:
-        parts = [float(x) for x in (args.weights or "1,1,1").split(",")]
-        if len(parts) not in (3, 4):
-            raise ValueError
-        return Weights(**dict(zip(("recency", "importance", "relevance", "time"), parts, strict=False)),
-                       decay=decay)
-    except (ValueError, ValidationError):
-        raise MemstreamError(f"--weights {args.weights!r} / --decay {args.decay} are invalid; give three or "
-                             "four non-negative numbers like 1,1,1 or 1,1,1,1 and a decay in (0, 1]") from None
+        return Weights(**given, decay=decay)
+    except ValidationError:
+        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995") from None
 
+
+def no_touch_reason(path: str) -> str | None:
+    """Why ``recall`` must not record accesses in ``path`` (a run's stream, which goes on from its
+    checkpoint; a file on read-only media), or None where it may."""
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
+    if run is not None:
+        return f"{path} is the stream of the run {run}"
+    from memstream.stream import read_only_media
+
+    if path != ":memory:" and Path(path).is_file() and read_only_media(Path(path)):
+        return f"{path} is on read-only media"
+    return None
 
 
 def refuse_run_stream(path: str) -> None:
     """A memory written straight into a run's stream would be lost when the run resumes (it goes on
     from its checkpoint): such a write is refused, naming the command that the run carries."""
-    stream = Path(path)
-    config = stream.parent / "config.json"
-    if stream.name == "streams.db" and config.is_file() and '"memstream-run"' in config.read_text(errors="replace"):
-        raise MemstreamError(f"{path} is the stream of the run {stream.parent}, which goes on from its checkpoint; "
-                             f"write to it with memstream whisper {stream.parent} --agent NAME \"text\"")
+    from memstream.sim import RunDir
+
+    run = RunDir.run_of_stream(path)
+    if run is not None:
+        raise MemstreamError(f"{path} is the stream of the run {run}, which goes on from its checkpoint; "
+                             f"write to it with memstream whisper {run} --agent NAME \"text\"")
 
 
 class Opened(NamedTuple):

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from memstream.cli.common import endpoint_flags, parse_time_arg, positive_int
+from memstream.cli.common import (
+    STDOUT,
+    check_image_output,
+    check_json_output,
+    cutoff_flag,
+    endpoint_flags,
+    json_flag,
+    output_flag,
+    parse_time_arg,
+    positive_int,
+    write_json,
+)
 from memstream.errors import MemstreamError
 
 
@@ -22,8 +34,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                        ("interviews", "a battery of questions to every agent, scored by a judge model if given")):
         q = measures.add_parser(name, help=text)
         q.add_argument("runs", nargs="+", metavar="RUN", help="run directories")
-        q.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
-        q.add_argument("--plot", metavar="OUT", help="draw the results (png or svg)")
+        json_flag(q)
+        q.add_argument("--plot", metavar="FILE", help="draw the results (.png or .svg)")
         if name == "diffusion":
             q.add_argument("--fact", required=True, help="a phrase; a memory mentions it if it has all its words")
         if name in ("diffusion", "network"):
@@ -33,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
             q.add_argument("--battery", help="a battery file (default: the paper's five categories)")
             q.add_argument("--llm", help="the agents' model (default: the run's)")
             q.add_argument("--judge", help="score each answer with this model (offline or openai:MODEL)")
-            q.add_argument("-k", type=positive_int, default=10, help="memories each answer draws on")
+            cutoff_flag(q, help="memories each answer draws on")
         if name != "attendance":
             endpoint_flags(q)
         if name == "attendance":
@@ -48,9 +60,11 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
     p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
+    p.add_argument("--max-runs", type=positive_int,
+                   help="refuse a grid of more runs than this (default 1,000: memstream.sweep.spec.DEFAULT_MAX_RUNS)")
     p = sub.add_parser("view", help="write a run as one self-contained page to watch in a browser")
     p.add_argument("run")
-    p.add_argument("-o", "--out", help="the page, .html (opens from disk; no server, no network)")
+    output_flag(p, required=False, help="the page, .html (opens from disk; no server, no network)")
     p.add_argument("--fact", help="mark the agents who know this fact at the time shown")
     p.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 instead, with search: its "
                    "search box ranks an agent's memories for a typed query (needs the run's embedder)")
@@ -62,24 +76,25 @@ def cmd_view(args: argparse.Namespace) -> int:
     from memstream.view import write_page
 
     if args.serve:
-        from memstream.view.serve import serve
+        from memstream.view import serve
 
         serve(args.run, port=args.port, fact=args.fact)
         return 0
-    if not args.out:
+    if not args.output:
         raise MemstreamError("give -o PAGE.html, or --serve to serve the page with search")
-    out, size = write_page(args.run, args.out, fact=args.fact)
+    out, size = write_page(args.run, args.output, fact=args.fact)
     print(f"wrote {out} ({size / 1e6:.1f} MB); open it in a browser (add #t=YYYY-MM-DD HH:MM&agent=NAME to the "
           "address to start there)")
     return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from memstream.sweep import load_spec, run_sweep
+    from memstream.sweep import DEFAULT_MAX_RUNS, load_spec, run_sweep
 
-    spec = load_spec(args.spec)
+    max_runs = args.max_runs or DEFAULT_MAX_RUNS
+    spec = load_spec(args.spec, max_runs=max_runs)
     out = Path(args.out)
-    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus)
+    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus, max_runs=max_runs)
     for cell in summary["cells"]:
         shown = "; ".join(f"{name} {key} {v['mean']:.3g} [{v['ci95'][0]:.3g}, {v['ci95'][1]:.3g}] (n={v['n']})"
                           for name, keys in cell["measures"].items() for key, v in keys.items()
@@ -94,19 +109,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     from memstream import plots
-    from memstream.sim import measures
+    from memstream.sim import RunDir, measures
 
-    plot = plots.check_output(args.plot) if args.plot else None
-    json_out = _writable(args.json_out) if args.json_out else None
+    plot = check_image_output(args.plot, "--plot", args.runs) if args.plot else None
+    json_out = check_json_output(args.json, args.runs)
     battery = None
     if args.measure == "interviews":
-        from memstream.sim.interview import load_battery
+        from memstream.sim import load_battery
 
         battery = load_battery(args.battery)
     results: list[dict[str, Any]] = []
     with ExitStack() as stack:
         for path in args.runs:
-            run = stack.enter_context(measures.open_run(path))
+            run = stack.enter_context(RunDir.open(path))
             if args.measure == "diffusion":
                 results.append(measures.diffusion(run, args.fact))
                 if args.llm:
@@ -121,38 +136,29 @@ def cmd_measure(args: argparse.Namespace) -> int:
             else:
                 judge = _model(args, run, args.judge) if args.judge else None
                 answers = measures.interviews(run, battery, _model(args, run), judge, k=args.k)
-                results.append({"run": str(run.out), "answers": answers})
-    for r in results:
-        print(_summary(args.measure, r))
+                results.append({"run": str(run.path), "answers": answers})
+    if json_out != STDOUT:
+        for r in results:
+            print(_summary(args.measure, r))
     if args.measure == "interviews":  # one object per answer, as the issue's schema
         results = [a for r in results for a in r["answers"]]
-    if json_out:
-        json_out.write_text(json.dumps(results[0] if len(results) == 1 else results, indent=2))
-        print(f"wrote {json_out}")
+    write_json(json_out, results[0] if len(results) == 1 else results)
     if plot:
         fig = {"diffusion": lambda: plots.diffusion(results), "network": lambda: plots.network(results[-1]),
                "attendance": lambda: plots.attendance(results),
                "interviews": lambda: plots.interview_scores(results)}[args.measure]()
-        print(f"wrote {plots.save(fig, plot)}")
+        said = f"wrote {plots.save(fig, plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
 
 
 def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # noqa: ANN401 - a ChatModel
     """A chat model for measuring (``name``, else --llm, else the run's), its answers cached with the run's."""
-    from memstream.models import CachedChatModel, make_chat_model
+    from memstream.models import make_chat_model
 
     model = make_chat_model(name or args.llm or run.config.llm, timeout=args.timeout or run.config.timeout,
                             concurrency=args.concurrency or run.config.concurrency)
-    return CachedChatModel(model, run.out / "calls.db")
-
-
-def _writable(path: str) -> Path:
-    out = Path(path)
-    if out.is_dir():
-        raise MemstreamError(f"--json {out} is a folder; name a file")
-    if not out.parent.is_dir():
-        raise MemstreamError(f"--json {out}: the folder {out.parent} does not exist")
-    return out
+    return run.call_cache(model)
 
 
 def _summary(measure: str, r: dict[str, Any]) -> str:

@@ -3,24 +3,33 @@
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memstream.cli.common import (
+    STDOUT,
     Parser,
+    WeightSpec,
+    agent_flag,
+    check_image_output,
+    check_json_output,
+    cutoff_flag,
+    json_flag,
     model_flags,
+    output_flag,
     parse_time_arg,
     parse_weights,
     positive_int,
     weight_flags,
+    write_json,
 )
 from memstream.errors import MemstreamError
 from memstream.files import read_json
 
-if TYPE_CHECKING:
-    from memstream.models import ChatModel
+#: eval's generative retrievers also weigh BM25; its old positional order was rec,imp,rel,bm25,time.
+EVAL_WEIGHTS = WeightSpec(takes=("rec", "imp", "rel", "bm25", "time"),
+                          defaults={"rec": 1.0, "imp": 1.0, "rel": 1.0, "bm25": 1.0, "time": 1.0})
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -31,39 +40,35 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     def plot_parser(name: str, text: str, *, agent: bool = True, query: bool = False) -> argparse.ArgumentParser:
         q = plots.add_parser(name, help=text)
         q.add_argument("src", help="a stream file or a run directory")
-        if agent:
-            q.add_argument("--agent", required=True)
+        agent_flag(q, required=agent, help="the agent whose memories are drawn" + ("" if agent else " (default: all)"))
         if query:
             q.add_argument("--query", required=True)
-            q.add_argument("-k", type=positive_int, default=10)
+            cutoff_flag(q, help="memories drawn")
         q.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
-        q.add_argument("-o", "--out", required=True, help="output file, .png or .svg")
+        output_flag(q, required=True, help="the plot file, .png or .svg")
         return q
 
     weight_flags(plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance",
                              query=True))
     plot_parser("decay", "recency against hours since access, memories on the curves").add_argument(
         "--decays", default="0.99,0.995,0.999")
-    imp = plots.add_parser("importance", help="the distribution of importance by kind")
-    imp.add_argument("src")
-    imp.add_argument("--agent")
-    imp.add_argument("-o", "--out", required=True)
+    plot_parser("importance", "the distribution of importance by kind", agent=False)
     plot_parser("timeline", "memories over time by kind, reflections and the trigger sum")
     plot_parser("reflections", "the citation graph from reflections to observations").add_argument(
         "--memory", type=positive_int)
     plot_parser("weights", "how the top-k changes as the weights vary", query=True)
     sw = plots.add_parser("sweep", help="each measure per grid cell, with its 95%% interval, from memstream sweep")
     sw.add_argument("src", help="the sweep's folder")
-    sw.add_argument("-o", "--out", required=True)
-    rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json output")
+    output_flag(sw, required=True, help="the plot file, .png or .svg")
+    rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json FILE output")
     rec.add_argument("eval_json")
-    rec.add_argument("-o", "--out", required=True)
+    output_flag(rec, required=True, help="the plot file, .png or .svg")
     des = plots.add_parser("designs", help="a measure against context tokens per design, with the Pareto front, "
-                           "per question type, from memstream eval --design --json output")
+                           "per question type, from memstream eval --design --json FILE output")
     des.add_argument("eval_json")
     des.add_argument("--measure", choices=["evidence_verbatim", "evidence_reachable", "judge_accuracy", "f1"],
                      default="evidence_verbatim")
-    des.add_argument("-o", "--out", required=True)
+    output_flag(des, required=True, help="the plot file, .png or .svg")
 
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
@@ -73,17 +78,14 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                         "always round: the designs are written turn by turn)")
     p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all; with --design, "
                    "the one the tiered design retrieves with (all: its default, hybrid)")
-    p.add_argument("--k", default="5,10", help="cut-offs, e.g. 5,10,20")
-    p.add_argument("--weights", metavar="REC,IMP,REL[,BM25[,TIME]]", default="1,1,1,1,1",
-                   help="weights of the generative retrievers; TIME is added inside the span a question "
-                        "names, e.g. 'two weeks ago' (default 1,1,1,1,1)")
-    p.add_argument("--decay", type=float, default=0.995)
+    cutoff_flag(p, default=[5, 10], several=True, help="cut-offs, e.g. 5,10,20")
+    weight_flags(p, EVAL_WEIGHTS)
     p.add_argument("--context", type=int, default=1, help="LoCoMo: turns either side in a turn's key")
     p.add_argument("--embed-roles", choices=["user,assistant", "user"], default="user,assistant",
                    help="LongMemEval: whose turns the embedder reads (BM25 always reads all); 'user' is "
                         "about six times less text")
-    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the results as JSON")
-    p.add_argument("--plot", metavar="OUT", help="draw recall@k curves (png or svg)")
+    json_flag(p)
+    p.add_argument("--plot", metavar="FILE", help="draw recall@k curves (.png or .svg)")
     p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
     model_flags(p, cache=False)
     d = p.add_argument_group("answers from memory designs (with --design)")
@@ -105,9 +107,10 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from memstream import plots
+    from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
-    out = plots.check_output(args.out)
+    out = check_image_output(args.output, "-o", [args.eval_json] if args.plot in ("recall", "designs") else [args.src])
     if args.plot == "sweep":
         cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
@@ -129,7 +132,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"wrote {plots.save(plots.recall(results), out)}")
         return 0
     src = Path(args.src)
-    path = src / "streams.db" if src.is_dir() else src
+    path = RunDir.stream_file(src) if src.is_dir() else src
     with MemoryStream(path, create=False, readonly=True) as stream:
         agent = getattr(args, "agent", None)
         if agent and not stream.has(agent):
@@ -156,23 +159,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval
-    from memstream.eval.report import table
+    from memstream.eval import RETRIEVERS, EvalWeights, evaluate, load_locomo, load_longmemeval, table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
-    from memstream.plots import check_output, recall, save
+    from memstream.plots import recall, save
 
     if args.design:
         return cmd_eval_designs(args)
-    try:
-        ks = sorted({int(k) for k in args.k.split(",")})
-    except ValueError:
-        ks = []
-    if not ks or ks[0] <= 0:
-        raise MemstreamError(f"--k {args.k!r} must be positive integers, e.g. 5,10")
-    weights = _generative_weights(args)
+    ks = args.k
+    if not 0 < args.decay <= 1:
+        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
+    weights = EvalWeights(**args.weights, decay=args.decay)
+    json_out = check_json_output(args.json, [args.path])
     names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
-    if args.plot and Path(args.plot).suffix.lower() not in (".png", ".svg"):
-        raise MemstreamError(f"--plot {args.plot} must end in .png or .svg")
+    plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
     if args.dataset == "locomo":
         dataset = load_locomo(args.path, context=args.context)
     else:
@@ -182,12 +181,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     chat = CachedChatModel(make_chat_model(args.llm, timeout=args.timeout, concurrency=args.concurrency), cache)
     results = evaluate(dataset, make_embedder(args.embedder), chat, retrievers=names, ks=ks,
                        weights=weights)
-    print(table(results, ks))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(results, indent=2))
-        print(f"wrote {args.json_out}")
+    if json_out != STDOUT:
+        print(table(results, ks))
+    write_json(json_out, results)
     if args.plot:
-        print(f"wrote {save(recall(list(results)), check_output(args.plot))}")
+        said = f"wrote {save(recall(list(results)), plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
 
 
@@ -204,18 +203,20 @@ def _budgets(text: str) -> list[int]:
 
 def cmd_eval_designs(args: argparse.Namespace) -> int:
     """``memstream eval ... --design D``: answers from each design's context, judged, scored, costed."""
-    from memstream.designs import check_retriever, design_names
+    from memstream.designs import RetrievalWeights, check_retriever, design_names
     from memstream.eval import Models, designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
     from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
-    from memstream.plots import check_output, designs, save
+    from memstream.plots import designs, save
     from memstream.stream import Weights
 
     names = design_names(args.design)
     budgets = _budgets(args.budget)
     tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
-    weights = _generative_weights(args)
-    if args.plot:
-        check_output(args.plot)
+    if not 0 < args.decay <= 1:
+        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
+    w = args.weights
+    json_out = check_json_output(args.json, [args.path])
+    plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
     if args.dataset == "locomo":
         dataset = load_locomo(args.path, context=args.context)
     else:
@@ -224,7 +225,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
         dataset = sliced(dataset, args.limit)
     cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
 
-    def model(spec: str | None) -> ChatModel:
+    def model(spec: str | None):  # noqa: ANN202 - a ChatModel, imported lazily
         chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
         if chat.name.startswith("offline"):
             return chat
@@ -233,28 +234,15 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
 
     embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
     models = Models(model(args.llm), model(args.answer), model(args.judge), embedder)
-    settings = {"stream": {"weights": Weights(recency=weights.recency, importance=weights.importance,
-                                              relevance=weights.relevance, time=weights.time, decay=weights.decay)},
-                "tiered": {**tiered, "weights": weights}}
+    stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
+    settings = {"stream": {"weights": Weights(**stream, decay=args.decay)},
+                "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
     rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
                             state_dir=Path(args.state) if args.state else None)
-    print(designs_table(rows))
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(rows, indent=2))
-        print(f"wrote {args.json_out}")
-    if args.plot:
-        print(f"wrote {save(designs(rows), check_output(args.plot))}")
+    if json_out != STDOUT:
+        print(designs_table(rows))
+    write_json(json_out, rows)
+    if plot:
+        said = f"wrote {save(designs(rows), plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
-
-
-def _generative_weights(args: argparse.Namespace):  # noqa: ANN202 - RetrievalWeights, imported lazily
-    from memstream.designs import RetrievalWeights
-
-    try:
-        parts = [float(x) for x in args.weights.split(",")]
-    except ValueError:
-        parts = []
-    if len(parts) not in (3, 4, 5) or min(parts) < 0 or not 0 < args.decay <= 1:
-        raise MemstreamError(f"--weights {args.weights!r} must be 3 to 5 non-negative numbers "
-                             "(recency, importance, relevance[, bm25[, time]]) and --decay in (0, 1]")
-    return RetrievalWeights(*parts, decay=args.decay)

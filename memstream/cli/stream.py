@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from memstream.cli.common import (
+    STDOUT,
+    agent_flag,
+    check_json_output,
+    cutoff_flag,
+    json_flag,
     model_flags,
+    no_touch_reason,
     open_stream,
+    output_flag,
     parse_time_arg,
     parse_weights,
-    positive_int,
     refuse_run_stream,
     short,
+    warn,
     weight_flags,
+    write_json,
 )
 from memstream.errors import MemstreamError
 from memstream.stream import new_memory, rated
@@ -26,7 +33,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     """Add this group's subcommands to ``sub``; return their handlers by name."""
     p = sub.add_parser("add", help="append one memory")
     p.add_argument("stream")
-    p.add_argument("--owner", required=True)
+    agent_flag(p, help="the agent the memory belongs to")
     p.add_argument("--text", required=True)
     p.add_argument("--kind", default="observation")
     p.add_argument("--at", help="ISO time with zone (default: now, UTC)")
@@ -39,27 +46,27 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("file")
     model_flags(p)
 
-    p = sub.add_parser("recall", help="retrieve an owner's top memories for a query")
+    p = sub.add_parser("recall", help="retrieve an agent's top memories for a query")
     p.add_argument("stream")
-    p.add_argument("--owner", required=True)
+    agent_flag(p)
     p.add_argument("--query", required=True)
-    p.add_argument("-k", type=positive_int, default=10)
-    p.add_argument("--at", help="ISO time with zone (default: the owner's latest time)")
+    cutoff_flag(p, help="memories to recall")
+    p.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
     p.add_argument("--no-touch", action="store_true", help="inspect without recording an access")
-    p.add_argument("--json", action="store_true", help="print a JSON list")
+    json_flag(p, "the recalled memories")
     weight_flags(p)
     model_flags(p)
 
-    p = sub.add_parser("inspect", help="summarise a stream, or list an owner's memories")
+    p = sub.add_parser("inspect", help="summarise a stream, or list an agent's memories")
     p.add_argument("stream")
-    p.add_argument("--owner")
-    p.add_argument("--json", action="store_true")
+    agent_flag(p, required=False, help="list this agent's memories (default: summarise the stream)")
+    json_flag(p, "the summary or the memories")
 
     p = sub.add_parser("check", help="verify a stream file: integrity, schema, triggers, vectors, citations")
     p.add_argument("stream")
 
     p = sub.add_parser("demo", help="build a small stream from the bundled example and recall")
-    p.add_argument("--out", default=":memory:", help="where to write the stream (default: RAM)")
+    output_flag(p, required=False, help="the stream file to write (default: none, the stream lives in RAM)")
     model_flags(p)
     return {"add": cmd_add, "import": cmd_import, "recall": cmd_recall, "inspect": cmd_inspect, "check": cmd_check,
             "demo": cmd_demo}
@@ -71,7 +78,7 @@ def cmd_add(args: argparse.Namespace) -> int:
     except ValueError:
         raise MemstreamError(f"--cites {args.cites!r} must be comma-separated ids, e.g. 3,7") from None
     at = parse_time_arg(args.at, "--at") or datetime.now(UTC)
-    item = new_memory(owner=args.owner, text=args.text, kind=args.kind, created_at=at,  # checked before opening
+    item = new_memory(owner=args.agent, text=args.text, kind=args.kind, created_at=at,  # checked before opening
                       importance=args.importance, cites=tuple(cites))
     refuse_run_stream(args.stream)
     with open_stream(args.stream, args, create=True, chat=args.importance is None) as (stream, chat):
@@ -94,15 +101,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_recall(args: argparse.Namespace) -> int:
     weights = parse_weights(args)
-    with open_stream(args.stream, args, create=False, readonly=args.no_touch) as (stream, _):
-        now = parse_time_arg(args.at, "--at") or stream.latest_time(args.owner)
-        recalls = stream.retrieve(args.owner, args.query, now=now, k=args.k, weights=weights,
-                                  touch=not args.no_touch)
-    if args.json:
-        print(json.dumps([r.as_row() for r in recalls], indent=2))
+    json_out = check_json_output(args.json, [args.stream])
+    why = None if args.no_touch else no_touch_reason(args.stream)
+    touch = not (args.no_touch or why)
+    with open_stream(args.stream, args, create=False, readonly=not touch) as (stream, _):
+        now = parse_time_arg(args.at, "--at") or stream.latest_time(args.agent)
+        recalls = stream.retrieve(args.agent, args.query, now=now, k=args.k, weights=weights, touch=touch)
+    if why:  # never a write there: recall reads only, and says so in one line
+        warn(f"{why}: recall records no access there (as with --no-touch)")
+    if json_out == STDOUT:
+        write_json(json_out, [r.as_row() for r in recalls])
         return 0
     timed = weights.time > 0
-    print(f"{args.owner} recalls {args.query!r} at {now.isoformat()}  "
+    print(f"{args.agent} recalls {args.query!r} at {now.isoformat()}  "
           f"(weights rec {weights.recency:g} imp {weights.importance:g} rel {weights.relevance:g}"
           + (f" time {weights.time:g}" if timed else "") + f", decay {weights.decay:g}/h)")
     if timed:
@@ -113,6 +124,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         print(f"{r.rank:>4} {r.score:6.3f} {r.recency:7.3f} {r.importance:7.3f} {r.relevance:7.3f}"
               + (f" {r.time:4.0f}" if timed else "")
               + f" {r.memory.id:>6}  {r.memory.kind:<11} {short(r.memory.text, 70)}")
+    write_json(json_out, [r.as_row() for r in recalls])
     return 0
 
 
@@ -128,29 +140,30 @@ def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
 def cmd_inspect(args: argparse.Namespace) -> int:
     from memstream.stream import MemoryStream
 
+    json_out = check_json_output(args.json, [args.stream])
     with MemoryStream(args.stream, create=False, readonly=True) as stream:
-        if args.owner:
-            memories = stream.memories(args.owner)
-            if args.json:
-                print(json.dumps([m.to_dict() for m in memories], indent=2))
-                return 0
-            for m in memories:
-                cites = f" cites {list(m.cites)}" if m.cites else ""
-                print(f"{m.id:>6} {m.created_at.isoformat()} {m.kind:<11} imp {m.importance:>2}"
-                      f"{cites}  {short(m.text, 70)}")
+        if args.agent:
+            memories = stream.memories(args.agent)
+            if json_out != STDOUT:
+                for m in memories:
+                    cites = f" cites {list(m.cites)}" if m.cites else ""
+                    print(f"{m.id:>6} {m.created_at.isoformat()} {m.kind:<11} imp {m.importance:>2}"
+                          f"{cites}  {short(m.text, 70)}")
+            write_json(json_out, [m.to_dict() for m in memories])
             return 0
         summary = {
             "path": stream.path, "embedder": stream.embedder.name, "dim": stream.embedder.dim,
             "memories": stream.count(),
             "owners": {o: stream.count(o) for o in stream.owners()},
         }
-    if args.json:
-        print(json.dumps(summary, indent=2))
+    if json_out == STDOUT:
+        write_json(json_out, summary)
         return 0
     print(f"{summary['path']}: {summary['memories']} memories, embedder {summary['embedder']} "
           f"({summary['dim']}-d), {len(summary['owners'])} owner(s)")
     for owner, n in summary["owners"].items():
         print(f"  {owner}: {n}")
+    write_json(json_out, summary)
     return 0
 
 
@@ -170,11 +183,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from importlib.resources import files
 
     example = Path(str(files("memstream") / "examples" / "isabella.jsonl"))
-    if args.out != ":memory:" and Path(args.out).exists():
-        raise MemstreamError(f"{args.out} already exists; give the demo a new --out path")
+    out = args.output or ":memory:"
+    if out != ":memory:" and Path(out).exists():
+        raise MemstreamError(f"{out} already exists; give the demo a new -o/--output path")
     from memstream.stream import import_items, read_jsonl
 
-    with open_stream(args.out, args, create=True, chat=True) as (stream, chat):
+    with open_stream(out, args, create=True, chat=True) as (stream, chat):
         n = import_items(stream, rated(chat, read_jsonl(example)), progress=False).written
         owner = stream.owners()[0]
         now = stream.latest_time(owner)
@@ -188,7 +202,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                       f"{r.memory.importance}] {short(r.memory.text, 60)}")
             print()
     print("With the paper's equal weights, recent and important memories can outrank relevant ones;\n"
-          "compare: memstream demo --out demo.db && memstream recall demo.db --owner "
-          "'Isabella Rodriguez' --query 'breakfast' --weights 0.5,0.5,2 --no-touch")
+          "compare: memstream demo -o demo.db && memstream recall demo.db --agent "
+          "'Isabella Rodriguez' --query 'breakfast' --weights rec=0.5,imp=0.5,rel=2 --no-touch")
     return 0
 

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memstream.models import Message, one_line
+from memstream.models import Message, one_line, register_answer_tokens
 
 VERSION = 1
 SUMMARY_PURPOSE = "design-summary"
+#: The answer's bound in tokens (``memstream.models.bounds``): about 2.5 tokens a word of the default
+#: 300-word limit (buffer-summary's; tiered asks for 150).
+register_answer_tokens({SUMMARY_PURPOSE: 800})
 #: Section markers the offline rule reads back (one source for the prompt and the rule).
 CURRENT = "Current summary:"
 NEW_LINES = "New lines of conversation:"

@@ -31,12 +31,10 @@ from memstream.eval import prompts
 from memstream.eval.conversation import sessions
 from memstream.eval.datasets import Dataset, Haystack, Question
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
-from memstream.models import ChatModel, Embedder, Request, count_tokens, parse_yes_no, run_direct
+from memstream.models import ChatModel, Embedder, Request, answer_tokens, count_tokens, parse_yes_no, run_direct
 
 #: The budget label of the full-context baseline: everything the answer model's window holds.
 WINDOW = "window"
-#: Tokens kept free in the window for the answer itself.
-ANSWER_RESERVE = 256
 DEFAULT_WINDOW = 128_000
 
 
@@ -157,7 +155,7 @@ def _spent(chat: ChatModel) -> tuple[int, int]:
 def _assemble(design: MemoryDesign, h: Haystack, q: Question, budget: int | str, ids: dict[int, int],
               window: int) -> Asked:
     overhead = sum(count_tokens(m["content"]) for m in prompts.answer_messages("", q.text, q.asked_at))
-    room = window - overhead - ANSWER_RESERVE
+    room = window - overhead - answer_tokens(prompts.ANSWER_PURPOSE)  # the answer's own room kept free
     if room <= 0:
         raise MemstreamError(f"--window {window} leaves no room for a context around the question {q.qid}")
     wanted = room if budget == WINDOW else int(budget)

@@ -108,7 +108,7 @@ def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
         if name not in RETRIEVERS:
             raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
     if not ks or min(ks) <= 0:
-        raise MemstreamError("--k needs positive integers, e.g. 5,10")
+        raise MemstreamError("-k needs positive integers, e.g. 5,10")
     w = weights or EvalWeights()
     curve_k = max(max(ks), 20)
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)

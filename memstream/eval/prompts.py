@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memstream.models import Message
+from memstream.models import Message, register_answer_tokens
 
 VERSION = 1
 ANSWER_PURPOSE = "eval-answer"
 JUDGE_PURPOSE = "eval-judge"
+#: Answers' bounds in tokens (``memstream.models.bounds``): a short answer (a small model may explain
+#: itself first); a yes or no.
+register_answer_tokens({ANSWER_PURPOSE: 200, JUDGE_PURPOSE: 8})
 #: Where the context and the question sit in the answer prompt (the offline answerer reads them back).
 CONTEXT_MARK = "MEMORY:"
 QUESTION_MARK = "QUESTION:"

@@ -24,6 +24,7 @@ from memstream.models.base import (
     one_line,
     windows,
 )
+from memstream.models.bounds import ANSWER_TOKENS, answer_tokens, register_answer_tokens
 from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
 from memstream.models.offline import OfflineChatModel, prompt_of, register_rules
@@ -80,6 +81,7 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 
 __all__ = [
+    "ANSWER_TOKENS", "answer_tokens", "register_answer_tokens",
     "ANSWER_SCHEMAS", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel", "Citations",
     "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
     "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",

@@ -12,11 +12,12 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 import numpy as np
 
+from memstream.errors import CallsFailedError, EndpointFailingError
 from memstream.models.parsing import Schema, parse_structured
 
 Message = dict[str, str]
@@ -40,6 +41,20 @@ class Completion:
     completion_tokens: int = 0
     latency_s: float = 0.0
     cached: bool = False
+    attempts: int = 1  # requests sent for this answer (retries included); 0 if it came from a cache
+    truncated: bool = False  # the model stopped at the answer's bound (finish_reason "length")
+
+
+@dataclass
+class Failure:
+    """A call that got no answer: how many requests were sent for it (0 if none could be) and why."""
+
+    attempts: int
+    error: str
+
+
+#: What the partial results of a batch hold, per call: its answer, or why it has none.
+Outcome = Completion | Failure
 
 
 @dataclass
@@ -53,6 +68,10 @@ class PurposeUsage:
     unusable: int = 0  # unreadable twice: the answer was lost
     failed: int = 0    # the call failed for good (after the back-end's own retries)
     partial: int = 0   # short of the request twice; what it did give was kept, the rest filled in
+    requests: int = 0  # requests sent to the model, every retry included (failed ones too)
+    received: int = 0  # answers that came back from the model (not from the call cache)
+    truncated: int = 0  # answers cut at their purpose's bound (models.bounds), read as damaged answers
+    abandoned: int = 0  # requests the client gave up on at its timeout while the server went on generating
 
     @property
     def lost(self) -> int:
@@ -61,7 +80,7 @@ class PurposeUsage:
 
 
 #: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
-PROBLEMS = ("retried", "unusable", "failed", "partial")
+PROBLEMS = ("retried", "unusable", "failed", "partial", "abandoned")
 
 
 @dataclass
@@ -93,6 +112,21 @@ class Usage:
         u.prompt_tokens += completion.prompt_tokens
         u.completion_tokens += completion.completion_tokens
         u.latency_s += completion.latency_s
+        if not completion.cached:
+            u.requests += completion.attempts
+            u.received += 1
+            u.truncated += int(completion.truncated)
+
+    def record_failure(self, purpose: str, failure: Failure) -> None:
+        """A call that got no answer still cost the requests sent for it."""
+        self.by_purpose.setdefault(purpose, PurposeUsage()).requests += failure.attempts
+
+    def totals(self) -> dict[str, int]:
+        """What ``metrics.json`` reports of the traffic: requests sent (retries included), answers
+        received, answers lost (failed for good or unusable twice)."""
+        return {"requests_sent": sum(u.requests for u in self.by_purpose.values()),
+                "answers_received": sum(u.received for u in self.by_purpose.values()),
+                "answers_lost": self.lost}
 
     @property
     def calls(self) -> int:
@@ -106,8 +140,8 @@ class Usage:
         out: dict[str, PurposeUsage] = {}
         for purpose, u in self.by_purpose.items():
             total = out.setdefault(purpose.split(".")[0], PurposeUsage())
-            for name in ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "latency_s", *PROBLEMS):
-                setattr(total, name, getattr(total, name) + getattr(u, name))
+            for f in fields(PurposeUsage):
+                setattr(total, f.name, getattr(total, f.name) + getattr(u, f.name))
         return out
 
 
@@ -126,6 +160,8 @@ class ChatModel(ABC):
     """
 
     name: str = "chat"
+    #: Why the model stopped asking its endpoint (its circuit breaker opened), or None while it asks.
+    failing: str | None = None
 
     def __init__(self) -> None:
         self.usage = Usage()
@@ -151,15 +187,29 @@ class ChatModel(ABC):
         if not calls:
             return []
         start = time.perf_counter()
-        completions = self._generate_many(list(calls), params)
+        try:
+            completions: list[Outcome] = list(self._generate_many(list(calls), params))
+        except (CallsFailedError, EndpointFailingError) as error:
+            if len(error.partial) != len(calls):
+                raise
+            self._tally(calls, error.partial, start)
+            error.texts = [c.text if isinstance(c, Completion) else None for c in error.partial]  # type: ignore[attr-defined]
+            raise
+        self._tally(calls, completions, start)
+        return [c.text for c in completions if isinstance(c, Completion)]
+
+    def _tally(self, calls: Sequence[Call], outcomes: list[Outcome], start: float) -> None:
+        """Count a batch's answers (and, for a partial batch, the requests its failed calls cost)."""
         elapsed = time.perf_counter() - start
-        for (purpose, _), c in zip(calls, completions, strict=True):
+        for (purpose, _), c in zip(calls, outcomes, strict=True):
+            if isinstance(c, Failure):
+                self.usage.record_failure(purpose, c)
+                continue
             if not c.latency_s and not c.cached:
-                c.latency_s = elapsed / len(completions)
+                c.latency_s = elapsed / len(outcomes)
             self.usage.record(purpose, c)
-        if any(not c.cached for c in completions):
+        if any(isinstance(c, Completion) and not c.cached for c in outcomes):
             self.usage.rounds += 1
-        return [c.text for c in completions]
 
     def complete_structured(
         self, messages: list[Message], schema: type[Schema], *, purpose: str = "other", **params: Any

@@ -14,8 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any, Literal
 
-from memstream.errors import ReplayMissError
-from memstream.models.base import Call, ChatModel, Completion, Message
+from memstream.errors import CallsFailedError, EndpointFailingError, ReplayMissError
+from memstream.models.base import Call, ChatModel, Completion, Failure, Message, Outcome
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls(
@@ -45,6 +45,11 @@ class CachedChatModel(ChatModel):
         self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last answers, never the file
         self._db.execute(_SCHEMA)
 
+    @property
+    def failing(self) -> str | None:  # type: ignore[override]
+        """The wrapped model's: a cache answers nothing it was not given."""
+        return self.inner.failing
+
     def _lookup(self, key: str) -> Completion | None:
         with self._lock:
             row = self._db.execute(
@@ -52,7 +57,7 @@ class CachedChatModel(ChatModel):
             ).fetchone()
         if row is None:
             return None
-        return Completion(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cached=True)
+        return Completion(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cached=True, attempts=0)
 
     def _store(self, answered: list[tuple[str, str, Completion]]) -> None:
         """Keep a batch's answers, (key, purpose, completion) each, in one transaction (one commit a
@@ -73,7 +78,7 @@ class CachedChatModel(ChatModel):
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         keys = [call_key(self.name, messages, params) for _, messages in calls]
-        results: list[Completion | None] = [self._lookup(k) for k in keys]
+        results: list[Outcome | None] = [self._lookup(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing and self.mode == "replay":
             raise ReplayMissError(
@@ -83,13 +88,28 @@ class CachedChatModel(ChatModel):
         if missing:
             first = {keys[i]: i for i in reversed(missing)}  # ask each distinct question once
             unique = sorted(first.values())
-            fresh = dict(zip(unique, self.inner._generate_many([calls[i] for i in unique], params), strict=True))
-            self._store([(keys[i], calls[i][0], fresh[i]) for i in unique])
+            failed: CallsFailedError | EndpointFailingError | None = None
+            try:
+                answered: list[Outcome] = list(self.inner._generate_many([calls[i] for i in unique], params))
+            except (CallsFailedError, EndpointFailingError) as error:  # keep what the batch did get
+                if len(error.partial) != len(unique):
+                    raise
+                answered, failed = list(error.partial), error
+            fresh = dict(zip(unique, answered, strict=True))
+            self._store([(keys[i], calls[i][0], c) for i, c in fresh.items() if isinstance(c, Completion)])
             for i in missing:
                 source = fresh[first[keys[i]]]
-                results[i] = source if i in fresh else Completion(source.text, source.prompt_tokens,
-                                                                  source.completion_tokens, cached=True)
-        return [r for r in results if r is not None]
+                if i in fresh:
+                    results[i] = source
+                elif isinstance(source, Failure):  # the same question, not asked again
+                    results[i] = Failure(0, source.error)
+                else:
+                    results[i] = Completion(source.text, source.prompt_tokens, source.completion_tokens,
+                                            cached=True, attempts=0)
+            if failed is not None:
+                failed.partial = [r for r in results if r is not None]
+                raise failed
+        return [r for r in results if isinstance(r, Completion)]
 
     def __len__(self) -> int:
         with self._lock:

@@ -2,7 +2,9 @@
 
 Configuration comes from arguments or the environment (OPENAI_API_KEY,
 OPENAI_BASE_URL). Rate limits (429), server errors (5xx), timeouts and dropped
-connections are retried with exponential backoff; other errors surface at once.
+connections are retried, a bounded number of times, with exponential backoff or the
+server's ``Retry-After``; other errors fail the call at once; a run of failed calls
+opens the model's circuit breaker (:mod:`memstream.models.endpoint`).
 """
 
 from __future__ import annotations
@@ -10,17 +12,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+import numbers
 import os
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
 
-from memstream.errors import MemstreamError
-from memstream.models.base import Call, ChatModel, Completion, Embedder, Message
+from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError
+from memstream.models import endpoint
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.bounds import answer_tokens, bounded_schema
 from memstream.models.parsing import ANSWER_SCHEMAS
 
 log = logging.getLogger(__name__)
@@ -43,6 +48,13 @@ def _client(base_url: str | None, api_key: str | None, timeout: float, *, asynch
     return cls(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
 
+def _abandoned(error: Exception) -> bool:
+    """Whether the client gave up waiting (the server may still be generating the answer)."""
+    import openai
+
+    return isinstance(error, openai.APITimeoutError)
+
+
 def _is_transient(error: Exception) -> bool:
     import openai
 
@@ -63,37 +75,33 @@ def _refuses_format(error: Exception) -> bool:
             and ("response_format" in text or "json_schema" in text or "json_object" in text))
 
 
-def with_retries(call: Callable[[], T], *, retries: int, backoff_s: float, what: str) -> T:
-    """Run ``call``, retrying transient API errors with exponential backoff."""
-    for attempt in range(retries + 1):
+def with_attempts(call: Callable[[], T], *, attempts: int, backoff_s: float, what: str) -> T:
+    """Run ``call``, sending it at most ``attempts`` times while its errors are transient, waiting
+    between them as :func:`~memstream.models.endpoint.backoff_s` says (``Retry-After`` honoured)."""
+    for attempt in range(attempts):
         try:
             return call()
         except Exception as error:  # noqa: BLE001 - filtered by _is_transient
             if _refuses_format(error):
                 raise FormatRefused(str(error)) from error
-            if not _is_transient(error) or attempt == retries:
-                raise MemstreamError(f"{what} failed: {type(error).__name__}: {error}") from error
-            delay = backoff_s * (2**attempt)
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, type(error).__name__,
-                        attempt + 1, retries, delay)
+            delay = wait_before_retry(error, attempt, attempts, backoff_s)
+            if delay is None:
+                raise MemstreamError(f"{what} failed: {describe(error)}") from error
+            log.warning("%s: %s; attempt %d/%d in %.2fs", what, type(error).__name__, attempt + 2, attempts, delay)
             time.sleep(delay)
     raise AssertionError("unreachable")
 
 
-async def with_retries_async(call: Callable[[], Awaitable[T]], *, retries: int, backoff_s: float, what: str) -> T:
-    """:func:`with_retries` for coroutines."""
-    for attempt in range(retries + 1):
-        try:
-            return await call()
-        except Exception as error:  # noqa: BLE001 - filtered by _is_transient
-            if _refuses_format(error):
-                raise FormatRefused(str(error)) from error
-            if not _is_transient(error) or attempt == retries:
-                raise MemstreamError(f"{what} failed: {type(error).__name__}: {error}") from error
-            delay = backoff_s * (2**attempt)
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, type(error).__name__, attempt + 1, retries, delay)
-            await asyncio.sleep(delay)
-    raise AssertionError("unreachable")
+def wait_before_retry(error: Exception, attempt: int, attempts: int, base_s: float) -> float | None:
+    """Seconds to wait before sending again after ``error`` on attempt ``attempt`` (from 0); None
+    when the request has failed for good (not transient, attempts spent, or a long Retry-After)."""
+    if not _is_transient(error) or attempt + 1 >= attempts:
+        return None
+    return endpoint.backoff_s(attempt, base_s, error)
+
+
+def describe(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error)[:200]}"
 
 
 def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
@@ -127,18 +135,61 @@ def setting(value: float | None, variable: str, default: float, what: str) -> fl
     return value
 
 
+#: Token counts above this are not believed (a server's bug, not a bill): counted as 0.
+MAX_TOKENS = 10**9
+
+
+def field(value: Any, name: str) -> Any:
+    """``value.name`` or ``value[name]``, whichever the server's JSON became; None if neither."""
+    if isinstance(value, dict):
+        return value.get(name)
+    try:
+        return getattr(value, name, None)
+    except Exception:  # noqa: BLE001 - a property of a half-built object may raise anything
+        return None
+
+
+def tokens(value: Any) -> int:
+    """A token count as the server wrote it (an int, a float, a numeric string), 0 when it is not a
+    whole number in 0..MAX_TOKENS: usage is counted, never trusted to be well-formed."""
+    if isinstance(value, str) and value.strip().isdigit() and len(value.strip()) <= 12:
+        value = int(value.strip())
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and 0 <= number <= MAX_TOKENS:
+            return int(number)
+    return 0
+
+
+def first_choice(choices: Any) -> Any:
+    """The first choice, whether ``choices`` is a list (as specified), one object, or keyed by index."""
+    if isinstance(choices, list | tuple):
+        return choices[0] if choices else None
+    if isinstance(choices, dict):
+        if "message" in choices or "text" in choices:
+            return choices
+        return next(iter(choices.values()), None)
+    return choices if field(choices, "message") is not None else None
+
+
 def completion_of(response: Any, started: float) -> Completion:
-    """The answer in a chat response, whatever shape the server gave it; MemstreamError if none."""
-    choices = getattr(response, "choices", None)
-    if not choices:
+    """The answer in a chat response, whatever shape the server gave it; MemstreamError if none.
+
+    Every field is read defensively: ``choices`` as a list, an object or missing; a message or its
+    content missing or not text; token counts as strings, negative, fractional or absurd.
+    """
+    choice = first_choice(field(response, "choices"))
+    if choice is None:
         raise MemstreamError(f"the server answered with no choices ({str(response)[:80]!r})")
-    message = getattr(choices[0], "message", None)
-    content = getattr(message, "content", None)
-    usage = getattr(response, "usage", None)
+    content = field(field(choice, "message"), "content")
+    if content is None:
+        content = field(choice, "text")  # a completions-style answer
+    usage = field(response, "usage")
     return Completion(text=content if isinstance(content, str) else "",
-                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-                      latency_s=time.perf_counter() - started)
+                      prompt_tokens=tokens(field(usage, "prompt_tokens")),
+                      completion_tokens=tokens(field(usage, "completion_tokens")),
+                      latency_s=time.perf_counter() - started,
+                      truncated=field(choice, "finish_reason") == "length")
 
 
 #: How an answer's JSON schema is sent, most constraining first: OpenAI and vLLM take ``json_schema``;
@@ -150,7 +201,9 @@ class OpenAIChat(ChatModel):
     """Chat completions from an OpenAI-compatible endpoint; batches run concurrently.
 
     Where a purpose has an answer schema (``ANSWER_SCHEMAS``), it is sent as ``response_format`` so
-    the server constrains its decoding; a server that refuses one form is asked in the next
+    the server constrains its decoding (its arrays and strings bounded: :func:`bounded_schema`); every
+    request bounds its answer's tokens by purpose (``max_tokens``: :mod:`memstream.models.bounds`); a
+    server that refuses one form is asked in the next
     (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
     (``structured_mode``). Each request carries its purpose in an ``X-Memstream-Purpose`` header
     (servers ignore it; a proxy or a test server can read it).
@@ -163,15 +216,17 @@ class OpenAIChat(ChatModel):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float | None = None,
-        retries: int = 4,
+        attempts: int | None = None,
         backoff_s: float = 0.5,
         concurrency: int | None = None,
+        breaker: int | None = None,
     ) -> None:
         super().__init__()
         self.name = f"openai:{model}"
         self.model = model
-        self.retries = retries
+        self.attempts = endpoint.attempts_setting(attempts)
         self.backoff_s = backoff_s
+        self.breaker = endpoint.Breaker(self.name, endpoint.breaker_setting(breaker))
         timeout = setting(timeout, "MEMSTREAM_TIMEOUT", DEFAULT_TIMEOUT_S, "the timeout in seconds (--timeout)")
         self.concurrency = int(setting(concurrency, "MEMSTREAM_CONCURRENCY", DEFAULT_CONCURRENCY,
                                        "the number of requests in flight (--concurrency)"))
@@ -179,13 +234,19 @@ class OpenAIChat(ChatModel):
         self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
         if self.structured_mode not in STRUCTURED_MODES:
             raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        self._said_abandoned = False
         _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
 
+    @property
+    def failing(self) -> str | None:  # type: ignore[override]
+        return self.breaker.reason
+
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
-                   **params}
+                   "max_tokens": answer_tokens(purpose), **params}
         schema = ANSWER_SCHEMAS.get(purpose)
+        schema = bounded_schema(schema) if schema is not None else None
         if schema is not None and self.structured_mode == "json_schema":
             name = re.sub(r"[^a-zA-Z0-9_-]", "_", purpose)
             request["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
@@ -193,38 +254,82 @@ class OpenAIChat(ChatModel):
             request["response_format"] = {"type": "json_object", "schema": schema}
         return request
 
-    def _refused(self, mode: str, error: FormatRefused) -> None:
+    def _refused(self, mode: str, error: Exception) -> None:
         """The server refused ``mode``: step down to the next form (once per form, whoever noticed first)."""
         if self.structured_mode == mode:
             self.structured_mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
             log.warning("%s refused response_format %s (%s); using %s", self.name, mode, str(error)[:80],
                         self.structured_mode)
 
+    def _abandoned(self, purpose: str, delay: float | None) -> float | None:
+        """A request given up on at the client's timeout: a local server goes on generating it, so a
+        retry sent at once would queue behind it (a runaway answer cost a run 10-20 minutes that
+        way). Wait as long as the timeout (the server's generation is bounded by the purpose's
+        ``max_tokens``), count it, and say so once."""
+        self.usage.count(purpose, "abandoned")
+        if not self._said_abandoned:
+            self._said_abandoned = True
+            log.warning("%s gave up on an answer after %.0f s while the server kept generating it; each retry "
+                        "now waits that long first (a slow server wants a longer --timeout)", self.name, self.timeout)
+        return None if delay is None else max(delay, self.timeout)
+
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
         """A batch is issued concurrently (asyncio, at most ``concurrency`` requests in flight), so a
-        serving engine such as vLLM can batch it; answers come back in order."""
-        return run_coroutine(self._abatch(calls, params))
+        serving engine such as vLLM can batch it; answers come back in order.
 
-    async def _abatch(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+        Each call is sent at most ``attempts`` times. If some fail for good the others' answers are
+        kept: :class:`CallsFailedError` (or :class:`EndpointFailingError`, once the breaker is open)
+        carries every call's outcome, so no answer had is thrown away and no call is asked again.
+        """
+        if self.breaker.open:  # nothing is sent; a cache in front still answers what it holds
+            raise EndpointFailingError(self.breaker.reason or "", partial=[Failure(0, "not sent")] * len(calls))
+        outcomes = run_coroutine(self._abatch(calls, params))
+        failures = [o for o in outcomes if isinstance(o, Failure)]
+        if self.breaker.open:
+            raise EndpointFailingError(self.breaker.reason or "", partial=outcomes)
+        if failures:
+            raise CallsFailedError(f"{self.name}: {len(failures)} of {len(calls)} calls failed "
+                                   f"({failures[0].error})", partial=outcomes)
+        return [o for o in outcomes if isinstance(o, Completion)]
+
+    async def _abatch(self, calls: list[Call], params: dict[str, Any]) -> list[Outcome]:
         client = _client(*self._settings, asynchronous=True)
         limit = asyncio.Semaphore(self.concurrency)
 
-        async def one(purpose: str, messages: list[Message]) -> Completion:
+        async def one(purpose: str, messages: list[Message]) -> Outcome:
+            what, sent, failures = f"{self.name} ({purpose})", 0, 0
             async with limit:
                 while True:
+                    if self.breaker.open:
+                        return Failure(sent, self.breaker.reason or "")
                     start, mode = time.perf_counter(), self.structured_mode
+                    sent += 1
                     try:
-                        response = await with_retries_async(
-                            lambda: client.chat.completions.create(**self._request(purpose, messages, params)),
-                            retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} ({purpose})")
-                        return completion_of(response, start)
-                    except FormatRefused as error:
-                        if mode == "plain":
-                            raise MemstreamError(f"{self.name} ({purpose}) failed: {error}") from None
-                        self._refused(mode, error)
+                        response = await client.chat.completions.create(**self._request(purpose, messages, params))
+                        completion = completion_of(response, start)
+                    except Exception as error:  # noqa: BLE001 - every failure becomes a counted outcome
+                        if _refuses_format(error) and mode != "plain":
+                            self._refused(mode, error)  # not the endpoint failing: asked again in the next form
+                            continue
+                        delay = None if isinstance(error, MemstreamError) else wait_before_retry(
+                            error, failures, self.attempts, self.backoff_s)
+                        if _abandoned(error):  # the server is still generating the answer given up on
+                            delay = self._abandoned(purpose, delay)
+                        failures += 1
+                        if delay is None:
+                            self.breaker.failed(describe(error))
+                            log.warning("%s failed after %d request(s): %s", what, sent, describe(error))
+                            return Failure(sent, f"{what} failed: {describe(error)}")
+                        log.warning("%s: %s; attempt %d/%d in %.2fs", what, type(error).__name__, failures + 1,
+                                    self.attempts, delay)
+                        await asyncio.sleep(delay)
+                        continue
+                    self.breaker.succeeded()
+                    completion.attempts = sent
+                    return completion
 
         try:
             return list(await asyncio.gather(*(one(p, m) for p, m in calls)))
@@ -237,11 +342,11 @@ class OpenAIEmbedder(Embedder):
 
     def __init__(
         self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-        timeout: float | None = None, retries: int = 4, backoff_s: float = 0.5, batch_size: int = 256,
+        timeout: float | None = None, attempts: int | None = None, backoff_s: float = 0.5, batch_size: int = 256,
     ) -> None:
         self.name = f"openai:{model}"
         self.model = model
-        self.retries = retries
+        self.attempts = endpoint.attempts_setting(attempts)
         self.backoff_s = backoff_s
         self.batch_size = batch_size
         timeout = setting(timeout, "MEMSTREAM_TIMEOUT", DEFAULT_TIMEOUT_S, "the timeout in seconds (--timeout)")
@@ -252,9 +357,25 @@ class OpenAIEmbedder(Embedder):
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             chunk = texts[start : start + self.batch_size]
-            response = with_retries(
+            response = with_attempts(
                 lambda chunk=chunk: self._client.embeddings.create(model=self.model, input=chunk),
-                retries=self.retries, backoff_s=self.backoff_s, what=f"{self.name} (embedding)",
+                attempts=self.attempts, backoff_s=self.backoff_s, what=f"{self.name} (embedding)",
             )
-            rows.extend(d.embedding for d in sorted(response.data, key=lambda d: d.index))
+            rows.extend(vectors_of(response, len(chunk), self.name))
         return np.asarray(rows, dtype=np.float32)
+
+
+def vectors_of(response: Any, expected: int, name: str) -> list[list[float]]:
+    """The vectors of an embeddings response, in input order; one clear error if it holds no usable ones."""
+    data = field(response, "data")
+    items = data if isinstance(data, list) else []
+    try:
+        ordered = sorted(items, key=lambda d: int(field(d, "index") or 0))
+        rows = [[float(x) for x in field(d, "embedding")] for d in ordered]
+    except (TypeError, ValueError):
+        rows = []
+    width = {len(r) for r in rows}
+    if len(rows) != expected or len(width) != 1 or not all(math.isfinite(x) for r in rows for x in r):
+        raise MemstreamError(f"{name} answered {expected} texts with {len(rows)} unusable or missing vectors; "
+                             "check the embedding endpoint")
+    return rows

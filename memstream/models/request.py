@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from memstream.errors import MemstreamError, ReplayMissError
+from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError, ReplayMissError
 from memstream.models.base import Call, ChatModel, Message
 
 log = logging.getLogger(__name__)
@@ -115,7 +115,12 @@ def concurrently(stages: list[Stage[Any]]) -> Stage[list[Any]]:
 def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatModel | None = None) -> list[Any]:
     """Parsed answers to ``requests``, in order: one batch, one retry batch, then the fallback per request."""
     answers: list[Any] = [None] * len(requests)
-    texts = _complete(chat, [(r.purpose, r.messages) for r in requests])
+    try:
+        texts = _complete(chat, [(r.purpose, r.messages) for r in requests])
+    except EndpointFailingError as error:
+        if fallback is None:  # a library call or a command: one clear error, nothing written
+            raise
+        texts = _texts_of(error, len(requests))  # a run: the rules stand in, and it stops at the step's end
     unreadable: list[tuple[int, str, str]] = []
     for i, (request, text) in enumerate(zip(requests, texts, strict=True)):
         if text is None:
@@ -129,8 +134,14 @@ def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatM
     if unreadable:
         for i, _, _ in unreadable:
             chat.usage.count(requests[i].purpose, "retried")
-        again = _complete(chat, [(requests[i].purpose, retry_messages(requests[i].messages, text, error))
-                                 for i, text, error in unreadable])
+        asked = [(requests[i].purpose, retry_messages(requests[i].messages, text, error))
+                 for i, text, error in unreadable]
+        try:
+            again = _complete(chat, asked)
+        except EndpointFailingError as error:
+            if fallback is None:
+                raise
+            again = _texts_of(error, len(asked))
         for (i, first_text, first), text in zip(unreadable, again, strict=True):
             request = requests[i]
             try:
@@ -182,8 +193,10 @@ def _complete(chat: ChatModel, calls: list[Call]) -> list[str | None]:
         return []
     try:
         return list(chat.complete_many(calls, temperature=0.0))
-    except ReplayMissError:
+    except (ReplayMissError, EndpointFailingError):
         raise
+    except CallsFailedError as error:  # each call was tried its attempts: what failed is not asked again
+        return _texts_of(error, len(calls))
     except MemstreamError as error:  # the back-end has already retried what is worth retrying
         if len(calls) == 1:
             log.warning("%s call failed: %s", calls[0][0], error)
@@ -193,9 +206,15 @@ def _complete(chat: ChatModel, calls: list[Call]) -> list[str | None]:
     for purpose, messages in calls:
         try:
             out.append(chat.complete(messages, purpose=purpose, temperature=0.0))
-        except ReplayMissError:
+        except (ReplayMissError, EndpointFailingError):
             raise
         except MemstreamError as error:
             log.warning("%s call failed: %s", purpose, error)
             out.append(None)
     return out
+
+
+def _texts_of(error: MemstreamError, n: int) -> list[str | None]:
+    """The answers a failed batch did get (None for the calls that failed), as the model counted them."""
+    texts = getattr(error, "texts", None)
+    return list(texts) if isinstance(texts, list) and len(texts) == n else [None] * n

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from memstream.models import Message, one_line
+from memstream.models import Message, one_line, register_answer_tokens
 
 VERSION = 3
 DAY_PURPOSE = "planning.day"
@@ -12,6 +12,10 @@ HOURS_PURPOSE = "planning.hours"
 ACTIONS_PURPOSE = "planning.actions"
 REACT_PURPOSE = "planning.react"
 REVISE_PURPOSE = "planning.currently"
+#: Answers' bounds in tokens (``memstream.models.bounds``), from their shape: a day in 5-12 strokes; up
+#: to 24 hour blocks; a block in 5-15 minute actions; a yes/no with a short reaction; a paragraph.
+register_answer_tokens({DAY_PURPOSE: 400, HOURS_PURPOSE: 800, ACTIONS_PURPOSE: 500, REACT_PURPOSE: 150,
+                        REVISE_PURPOSE: 200})
 MIN_STROKES, MAX_STROKES = 5, 8
 MIN_ACTION, MAX_ACTION = 5, 15
 #: The worked example of a day plan shown in the prompt (someone else's day).

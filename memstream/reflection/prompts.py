@@ -6,11 +6,14 @@ never reuses an old answer.
 
 from __future__ import annotations
 
-from memstream.models import Message, one_line
+from memstream.models import Message, one_line, register_answer_tokens
 
 VERSION = 2
 QUESTIONS_PURPOSE = "reflection.questions"
 INSIGHTS_PURPOSE = "reflection.insights"
+#: Answers' bounds in tokens (``memstream.models.bounds``), about twice the longest a real model gave:
+#: three questions; five insights, each a sentence and its citations.
+register_answer_tokens({QUESTIONS_PURPOSE: 250, INSIGHTS_PURPOSE: 600})
 N_QUESTIONS = 3
 N_INSIGHTS = 5
 

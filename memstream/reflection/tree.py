@@ -27,7 +27,7 @@ def citation_tree(stream: MemoryStream, owner: str, memory_id: int) -> CitationN
         memory = stream.get(owner, mid)
         node = CitationNode(memory)
         for cited in memory.cites:
-            if cited not in path:  # cites point to older ids, but guard against any cycle
+            if cited not in path and cited not in stream.store.damaged:  # a damaged row is skipped (warned on open)
                 node.children.append(build(cited, path | {cited}))
         return node
 

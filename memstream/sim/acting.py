@@ -40,8 +40,14 @@ class Acting:
         self.stream, self.events, self.movement, self.scene = stream, events, movement, scene
         self.conversation_of, self.ablate = conversation_of, ablate
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
-        for w in sorted(whispers, key=lambda w: (w.at, w.id)):
+        self.add_whispers(whispers)
+
+    def add_whispers(self, whispers: list[Whisper]) -> None:
+        """Whispers to give when the clock reaches them (a running run hears new ones between steps)."""
+        for w in whispers:
             self.whispers[w.agent].append(w)
+        for agent in {w.agent for w in whispers}:
+            self.whispers[agent].sort(key=lambda w: (w.at, w.id))
 
     def hear_whispers(self, a: Agent, now: datetime) -> Stage[None]:
         """The agent's inner voice: the whispers due by now that it has not heard, as thoughts."""

@@ -117,6 +117,10 @@ class Simulation:
         """Answers lost so far (unusable twice or failed for good; the offline rules stood in)."""
         return self.chat.usage.lost
 
+    def add_whispers(self, whispers: list[Whisper]) -> None:
+        """Whispers to give when the clock reaches them (a running run hears new ones between steps)."""
+        self.acting.add_whispers(whispers)
+
     # -- state ---------------------------------------------------------------------------------
 
     def get_state(self) -> dict[str, Any]:

@@ -12,65 +12,35 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from memstream.errors import MemstreamError
-from memstream.files import read_json
 from memstream.models import ChatModel, concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
-from memstream.sim.events import read_events
 from memstream.sim.interview import battery_stage, judge_stage, knows_stage
-from memstream.sim.run import RunConfig, read_run
-from memstream.sim.world import Town
-from memstream.stream import Memory, MemoryStream
+from memstream.sim.rundir import RunDir
+from memstream.stream import Memory
 
 #: Memory ids listed per agent as evidence (the first ones; the count is complete).
 EVIDENCE_IDS = 5
 
 
-@dataclass
-class Run:
-    """A run directory, opened read-only for measuring."""
-
-    out: Path
-    config: RunConfig
-    town: Town
-    stream: MemoryStream
-    end: datetime
-
-    @property
-    def agents(self) -> list[str]:
-        return sorted(r.name for r in self.town.residents)
-
-    def memories(self) -> Iterator[tuple[str, Memory]]:
-        for agent in self.agents:
-            if self.stream.has(agent):
-                for m in self.stream.memories(agent):
-                    yield agent, m
-
-    def check_time(self, t: datetime, flag: str) -> datetime:
-        if not self.config.start <= t <= self.end:
-            raise MemstreamError(f"{flag} {t.isoformat()} is outside the run {self.out} "
-                                 f"({self.config.start.isoformat()} to {self.end.isoformat()})")
-        return t
+def memories(run: RunDir) -> Iterator[tuple[str, Memory]]:
+    """Every agent's memories, agent by agent in name order, each oldest first."""
+    for agent in run.agents:
+        if run.stream.has(agent):
+            for m in run.stream.memories(agent):
+                yield agent, m
 
 
-@contextmanager
-def open_run(out: str | Path) -> Iterator[Run]:
-    out = Path(out)
-    config, town = read_run(out)
-    if not (out / "streams.db").is_file():
-        raise MemstreamError(f"{out} has no streams.db; the run never started")
-    metrics = read_json(out / "metrics.json", "run metrics") if (out / "metrics.json").is_file() else {}
-    end = (datetime.fromisoformat(metrics["sim_time"]) if isinstance(metrics, dict) and "sim_time" in metrics
-           else config.start + timedelta(hours=config.hours))
-    with MemoryStream(out / "streams.db", create=False, readonly=True) as stream:
-        yield Run(out, config, town, stream, end)
+def check_time(run: RunDir, t: datetime, flag: str) -> datetime:
+    """``t`` if it lies within the run, else one line naming ``flag`` and the run's span."""
+    if not run.config.start <= t <= run.end:
+        raise MemstreamError(f"{flag} {t.isoformat()} is outside the run {run.path} "
+                             f"({run.config.start.isoformat()} to {run.end.isoformat()})")
+    return t
 
 
 def fact_terms(fact: str) -> list[str]:
@@ -86,17 +56,17 @@ def _mentions(terms: list[str]) -> re.Pattern[str]:
     return re.compile("".join(rf"(?=.*\b{re.escape(t)}\b)" for t in terms), re.IGNORECASE | re.DOTALL)
 
 
-def knowers(run: Run, fact: str) -> dict[str, list[Memory]]:
+def knowers(run: RunDir, fact: str) -> dict[str, list[Memory]]:
     """Each agent's memories that mention ``fact``, oldest first (agents with none are left out)."""
     pattern = _mentions(fact_terms(fact))
     found: dict[str, list[Memory]] = {}
-    for agent, m in run.memories():
+    for agent, m in memories(run):
         if pattern.match(m.text):
             found.setdefault(agent, []).append(m)
     return found
 
 
-def _hours(run: Run) -> list[datetime]:
+def _hours(run: RunDir) -> list[datetime]:
     times, t = [], run.config.start
     while t < run.end:
         times.append(t)
@@ -108,7 +78,7 @@ def _evidence(memories: list[Memory]) -> list[int]:
     return [m.id for m in memories[:EVIDENCE_IDS]]
 
 
-def diffusion(run: Run, fact: str) -> dict[str, Any]:
+def diffusion(run: RunDir, fact: str) -> dict[str, Any]:
     """The share of agents with a memory of ``fact``, at the start and every simulated hour."""
     found = knowers(run, fact)
     n = len(run.agents)
@@ -117,18 +87,18 @@ def diffusion(run: Run, fact: str) -> dict[str, Any]:
         knowing = sorted(a for a, ms in found.items() if ms[0].created_at <= t)
         by_hour.append({"time": t.isoformat(), "knowers": len(knowing), "share": round(len(knowing) / n, 4),
                         "agents": knowing})
-    return {"run": str(run.out), "fact": fact, "agents": n, "by_hour": by_hour,
+    return {"run": str(run.path), "fact": fact, "agents": n, "by_hour": by_hour,
             "final_share": by_hour[-1]["share"], "evidence": {a: _evidence(ms) for a, ms in sorted(found.items())}}
 
 
-def _acquaintances(run: Run) -> dict[tuple[str, str], Memory]:
+def _acquaintances(run: RunDir) -> dict[tuple[str, str], Memory]:
     """(who, whom) -> the first memory of ``who`` that names ``whom`` in full."""
     names = run.agents
     if not names:
         return {}
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
     first: dict[tuple[str, str], Memory] = {}
-    for agent, m in run.memories():
+    for agent, m in memories(run):
         for whom in set(pattern.findall(m.text)) - {agent}:
             pair = (agent, whom)
             if pair not in first or m.created_at < first[pair].created_at:
@@ -136,7 +106,7 @@ def _acquaintances(run: Run) -> dict[tuple[str, str], Memory]:
     return first
 
 
-def network(run: Run) -> dict[str, Any]:
+def network(run: RunDir) -> dict[str, Any]:
     """Who knows whom at the start and the end: an undirected edge where one agent has a memory
     naming the other; density = edges / pairs, as the paper's η = 2|E| / (|V|(|V|-1))."""
     known = _acquaintances(run)
@@ -147,13 +117,13 @@ def network(run: Run) -> dict[str, Any]:
         return sorted({tuple(sorted(p)) for p, m in known.items() if m.created_at <= at})  # type: ignore[misc]
 
     start, end = edges(run.config.start), edges(run.end)
-    return {"run": str(run.out), "agents": n, "density_start": round(len(start) / pairs, 4),
+    return {"run": str(run.path), "agents": n, "density_start": round(len(start) / pairs, 4),
             "density_end": round(len(end) / pairs, 4), "edges_start": [list(e) for e in start],
             "edges_end": [list(e) for e in end],
             "evidence": {f"{a} -> {b}": m.id for (a, b), m in sorted(known.items())}}
 
 
-def resolve_place(run: Run, place: str) -> str:
+def resolve_place(run: RunDir, place: str) -> str:
     buildings = {b.name: b for a in run.town.areas for b in a.buildings}
     match = next((name for name in buildings if name.lower() == place.strip().lower()), None)
     if match is None:
@@ -162,11 +132,11 @@ def resolve_place(run: Run, place: str) -> str:
     return match
 
 
-def presence(run: Run, place: str, start: datetime, end: datetime) -> dict[str, str]:
+def presence(run: RunDir, place: str, start: datetime, end: datetime) -> dict[str, str]:
     """Agents at ``place`` at some moment in [start, end), with the time they were first seen there."""
     where: dict[str, tuple[str, str]] = {}  # agent -> (location, since) before the window
     present: dict[str, str] = {}
-    for e in read_events(run.out / "events.jsonl"):
+    for e in run.events():
         if not e["agent"] or e["agent"] in present:
             continue
         at = datetime.fromisoformat(e["time"])
@@ -182,12 +152,12 @@ def presence(run: Run, place: str, start: datetime, end: datetime) -> dict[str, 
     return dict(sorted(present.items()))
 
 
-def planned(run: Run, place: str, start: datetime, end: datetime) -> dict[str, int]:
+def planned(run: RunDir, place: str, start: datetime, end: datetime) -> dict[str, int]:
     """Agents whose plan for the day held an appointment at ``place`` overlapping [start, end): the id of
     the first plan memory that did."""
     wanted = place.lower()
     found: dict[str, int] = {}
-    for agent, m in run.memories():
+    for agent, m in memories(run):
         plan = m.metadata.get("plan") if m.kind == "plan" else None
         if not isinstance(plan, dict) or agent in found or m.created_at >= end:
             continue
@@ -203,17 +173,17 @@ def planned(run: Run, place: str, start: datetime, end: datetime) -> dict[str, i
     return dict(sorted(found.items()))
 
 
-def attendance(run: Run, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> dict:
+def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> dict:
     """Who was at ``place`` during [start, end), who had planned to be (an appointment in a day plan),
     and among them who knew ``invited_fact`` beforehand."""
     place = resolve_place(run, place)
-    run.check_time(start, "--from")
-    run.check_time(end, "--to")
+    check_time(run, start, "--from")
+    check_time(run, end, "--to")
     if end <= start:
         raise MemstreamError(f"--to {end.isoformat()} must come after --from {start.isoformat()}")
     present = presence(run, place, start, end)
     meant = planned(run, place, start, end)
-    out: dict[str, Any] = {"run": str(run.out), "place": place, "from": start.isoformat(), "to": end.isoformat(),
+    out: dict[str, Any] = {"run": str(run.path), "place": place, "from": start.isoformat(), "to": end.isoformat(),
                            "present": sorted(present), "arrived": present, "planned": sorted(meant),
                            "planned_and_came": len(set(meant) & set(present)), "plan_evidence": meant}
     if invited_fact:
@@ -226,11 +196,11 @@ def attendance(run: Run, place: str, start: datetime, end: datetime, invited_fac
 
 # -- the same, by interview (the paper's way), checked against the memories -----------------------
 
-def _ends(run: Run) -> dict[str, datetime]:
+def _ends(run: RunDir) -> dict[str, datetime]:
     return {a: run.end for a in run.agents}
 
 
-def diffusion_by_interview(run: Run, fact: str, chat: ChatModel) -> dict[str, Any]:
+def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> dict[str, Any]:
     """Every agent asked at the run's end whether it knows of ``fact``; a "yes" without a memory that
     mentions it is flagged as hallucinated, a "no" despite one as missed."""
     residents = list(run.town.residents)
@@ -245,7 +215,7 @@ def diffusion_by_interview(run: Run, fact: str, chat: ChatModel) -> dict[str, An
                         if k is not None}}
 
 
-def network_by_interview(run: Run, chat: ChatModel) -> dict[str, Any]:
+def network_by_interview(run: RunDir, chat: ChatModel) -> dict[str, Any]:
     """Every agent asked at the run's end whether it knows each other agent (n(n-1) questions)."""
     residents = list(run.town.residents)
     stages = [knows_stage(run.stream, [r for r in residents if r.name != other.name], other.name, _ends(run))
@@ -260,11 +230,11 @@ def network_by_interview(run: Run, chat: ChatModel) -> dict[str, Any]:
             "hallucinated": [f"{a} -> {b}" for a, b in sorted(said - named)]}
 
 
-def interviews(run: Run, battery: dict[str, list[str]], chat: ChatModel, judge: ChatModel | None = None,
+def interviews(run: RunDir, battery: dict[str, list[str]], chat: ChatModel, judge: ChatModel | None = None,
                *, k: int = 10) -> list[dict[str, Any]]:
     """The battery put to every agent at the run's end (scored by ``judge`` if given)."""
     residents = list(run.town.residents)
     answers = run_direct(battery_stage(run.stream, residents, battery, _ends(run), k=k), chat)
     if judge is not None:
         answers = run_direct(judge_stage(run.stream, {r.name: r for r in residents}, answers), judge)
-    return [{"run": str(run.out), **a.to_dict()} for a in answers]
+    return [{"run": str(run.path), **a.to_dict()} for a in answers]

@@ -5,7 +5,7 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 
 from __future__ import annotations
 
-from memstream.models import Message, one_line
+from memstream.models import Message, one_line, register_answer_tokens
 from memstream.stream import Recall
 
 VERSION = 4
@@ -18,6 +18,10 @@ PLANS_PURPOSE = "dialogue.plans"
 INTERVIEW_PURPOSE = "interview"
 JUDGE_PURPOSE = "interview.judge"
 KNOWS_PURPOSE = "interview.knows"
+#: Answers' bounds in tokens (``memstream.models.bounds``): a yes/no; a line of dialogue; a few sentences.
+register_answer_tokens({START_PURPOSE: 32, RELATIONSHIP_PURPOSE: 200, TURN_PURPOSE: 160, SUMMARY_PURPOSE: 120,
+                        POIGNANCY_PURPOSE: 8, PLANS_PURPOSE: 120, INTERVIEW_PURPOSE: 300, JUDGE_PURPOSE: 120,
+                        KNOWS_PURPOSE: 120})
 #: Lines of a conversation at most (the reference implementation's limit); most end sooner, by a side's goodbye.
 MAX_TURNS = 16
 #: How a planning thought on a conversation begins in the stream.

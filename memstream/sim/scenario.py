@@ -12,7 +12,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import read_model
+from memstream.files import Number, WholeNumber, read_model
+from memstream.sim.whisper import WhisperText
 from memstream.timeutil import require_aware
 
 BUNDLED = Path(__file__).parent / "data" / "scenarios"
@@ -22,7 +23,7 @@ class ScenarioWhisper(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     agent: str = Field(min_length=1)
-    text: str = Field(min_length=1, max_length=10_000)
+    text: WhisperText
     at: datetime | None = None  # default: the scenario's start
 
     @field_validator("at")
@@ -37,10 +38,10 @@ class Scenario(BaseModel):
     name: str = Field(min_length=1)
     description: str = ""
     town: str | None = None  # a town file, relative to the scenario file; None for the default town
-    agents: int | None = Field(default=None, gt=0)
+    agents: WholeNumber | None = Field(default=None, gt=0)
     start: datetime
-    hours: float = Field(gt=0, le=24 * 366, allow_inf_nan=False)
-    seed: int = 0
+    hours: Number = Field(gt=0, le=24 * 366, allow_inf_nan=False)
+    seed: WholeNumber = 0
     whispers: list[ScenarioWhisper] = Field(default_factory=list)
 
     @field_validator("start")

@@ -14,11 +14,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from memstream.files import read_model
+from memstream.files import Number, read_model
 from memstream.offline_text import content_words
 from memstream.planning import Identity
 
 IDLE = "idle"
+#: The least vision radius and walking speed a town may give (town units; the bundled town's are 0.5
+#: and 0.1): below it, neighbours are sought on a grid of absurdly many cells (a radius near zero
+#: overflowed it) and nobody ever arrives anywhere.
+MIN_DISTANCE = 1e-3
 
 
 class Thing(BaseModel):
@@ -43,8 +47,8 @@ class Building(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
-    x: float = Field(ge=-1e6, le=1e6)
-    y: float = Field(ge=-1e6, le=1e6)
+    x: Number = Field(ge=-1e6, le=1e6)
+    y: Number = Field(ge=-1e6, le=1e6)
     rooms: list[Room] = Field(default_factory=lambda: [Room(name="main room")])
 
 
@@ -63,8 +67,8 @@ class Town(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     name: str = Field(min_length=1)
-    vision_radius: float = Field(default=3.0, gt=0, le=1e6)
-    walk_speed: float = Field(default=0.1, gt=0, le=1e6, description="distance units per 10 s step")
+    vision_radius: Number = Field(default=3.0, ge=MIN_DISTANCE, le=1e6)
+    walk_speed: Number = Field(default=0.1, ge=MIN_DISTANCE, le=1e6, description="distance units per 10 s step")
     areas: list[Area] = Field(min_length=1)
     paths: list[tuple[str, str]] = Field(default_factory=list)
     residents: list[Resident] = Field(default_factory=list)

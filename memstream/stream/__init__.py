@@ -10,6 +10,7 @@ from memstream.stream.importance import (
     rated,
 )
 from memstream.stream.jsonl import Imported, import_items, import_jsonl, read_jsonl
+from memstream.stream.media import read_only_media
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -32,7 +33,7 @@ from memstream.stream.timescope import TimeScope, time_scope
 __all__ = [
     "Imported", "MemoryText", "TimeScope", "import_items", "import_jsonl", "minmax", "normalise_owner",
     "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
-    "add_rated",
+    "add_rated", "read_only_media",
     "FALLBACK_IMPORTANCE", "parse_importance",
     "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
     "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",

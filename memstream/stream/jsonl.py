@@ -6,8 +6,9 @@ the stream as it was; then it is appended in batches under a progress bar.
 
 Importing is idempotent: a record is known by its content (owner, kind, text, creation
 time), and what the stream already holds is not written again, so importing a file twice,
-or again after a crash, writes each record once. (A file that holds the same record n
-times writes it n times, once.)
+again after a crash, or several times at once, writes each record once (the decision is
+taken inside the write transaction). (A file that holds the same record n times writes it
+n times, once.)
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from memstream.errors import MemstreamError
 from memstream.files import read_text
 from memstream.stream.memory import Memory
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
+from memstream.timeutil import to_epoch
 
 BATCH = 512
 
@@ -54,7 +56,7 @@ def read_jsonl(path: Path) -> list[NewMemory]:
 
 def content_key(item: NewMemory | Memory) -> tuple[str, str, str, float]:
     """What makes a record the same record: its owner, kind, text and creation time."""
-    return item.owner, item.kind, item.text, item.created_at.timestamp()
+    return item.owner, item.kind, item.text, to_epoch(item.created_at)
 
 
 def import_jsonl(stream: MemoryStream, path: Path, *, progress: bool = True) -> Imported:
@@ -63,20 +65,44 @@ def import_jsonl(stream: MemoryStream, path: Path, *, progress: bool = True) -> 
 
 
 def import_items(stream: MemoryStream, items: list[NewMemory], *, progress: bool = True) -> Imported:
-    """Append the records the stream does not hold yet, in batches; how many were written and skipped."""
+    """Append the records the stream does not hold yet, in batches; how many were written and skipped.
+
+    The n-th copy of a record in the file is written only if the stream holds fewer than n copies
+    of it, and that is decided inside each batch's write transaction (under the file's write lock),
+    so several imports of one file at once, or one after a crash, store it once. Records the
+    stream already held before are left out before rating and embedding (they cost nothing).
+    """
+    nth = _occurrences(items)
     held = Counter(content_key(m) for owner in {it.owner for it in items} if stream.has(owner)
                    for m in stream.memories(owner))
-    fresh = []
+    todo = [(item, n) for item, n in zip(items, nth, strict=True) if n > held[content_key(item)]]
+    stream.check_cites([item for item, _ in todo], stream.store.next_id())
+    written = 0
+    with tqdm(total=len(todo), unit="mem", desc="import", disable=not progress, leave=False) as bar:
+        for start in range(0, len(todo), BATCH):
+            batch = todo[start : start + BATCH]
+            wanted = dict(zip(map(id, (item for item, _ in batch)), (n for _, n in batch), strict=True))
+            written += len(stream.extend([item for item, _ in batch],
+                                         select=lambda chosen, wanted=wanted: _absent(stream, chosen, wanted)))
+            bar.update(len(batch))
+    return Imported(written, len(items) - written)
+
+
+def _occurrences(items: list[NewMemory]) -> list[int]:
+    """For each record, which copy of it in the file it is (1 for the first)."""
+    seen: Counter[tuple[str, str, str, float]] = Counter()
+    out = []
     for item in items:
         key = content_key(item)
-        if held[key]:
-            held[key] -= 1
-        else:
-            fresh.append(item)
-    stream.check_cites(fresh, stream.store.next_id())
-    with tqdm(total=len(fresh), unit="mem", desc="import", disable=not progress, leave=False) as bar:
-        for start in range(0, len(fresh), BATCH):
-            batch = fresh[start : start + BATCH]
-            stream.extend(batch)
-            bar.update(len(batch))
-    return Imported(len(fresh), len(items) - len(fresh))
+        seen[key] += 1
+        out.append(seen[key])
+    return out
+
+
+def _absent(stream: MemoryStream, items: list[NewMemory], nth: dict[int, int]) -> list[bool]:
+    """Inside the write transaction: whether each item's copy is one the file holds more of than the stream."""
+    owners = sorted({it.owner for it in items})
+    marks = ",".join("?" * len(owners))
+    stored = Counter(stream.store.db.execute(
+        f"SELECT owner, kind, text, created_s FROM memories WHERE owner IN ({marks})", owners).fetchall())
+    return [nth[id(it)] > stored[content_key(it)] for it in items]

@@ -4,10 +4,12 @@ the model-call cache keys on the exact messages, so old answers are never reused
 
 from __future__ import annotations
 
-from memstream.models import Message
+from memstream.models import Message, register_answer_tokens
 
 IMPORTANCE_VERSION = 2
 IMPORTANCE_PURPOSE = "importance"
+#: An answer's bound in tokens (``memstream.models.bounds``): a rating is a number.
+register_answer_tokens({IMPORTANCE_PURPOSE: 8})
 
 # The poignancy prompt of Park et al. (2023), section 4.1, its scale spelled out from the top down and
 # the memory first: a 1.5B instruct model answered the paper's wording with 1, 5 or 8 only (a heart

@@ -9,6 +9,7 @@ exactly on open. ``":memory:"`` keeps everything in RAM.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,6 +20,10 @@ from typing import Any
 import numpy as np
 
 from memstream.errors import MemstreamError
+from memstream.stream import damage
+from memstream.stream.media import connect_read
+
+log = logging.getLogger(__name__)
 
 FORMAT = "memstream-stream"
 #: How long a write waits for another process's write to finish before it gives up.
@@ -83,14 +88,15 @@ class Store:
         """
         self.path = str(path)
         self.readonly = readonly
+        self.immutable = False  # opened with immutable=1 (read-only media): see memstream.stream.media
+        self.damaged: dict[int, str] = {}  # id -> why: rows every read skips (see memstream.stream.damage)
+        self._screened = False
         in_memory = self.in_memory = self.path == ":memory:"
         if not in_memory:
             self._check_path(Path(self.path), create and not readonly)
         try:
             if readonly and not in_memory:
-                uri = f"{Path(self.path).resolve().as_uri()}?mode=ro"
-                self.db = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
-                                          timeout=BUSY_TIMEOUT_S)
+                self.db, self.immutable = connect_read(Path(self.path), BUSY_TIMEOUT_S)
             else:
                 self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
                                           timeout=BUSY_TIMEOUT_S)
@@ -194,8 +200,9 @@ class Store:
 
     def accesses_after(self, rowid: int) -> list[tuple[int, int, float]]:
         """``(rowid, memory_id, accessed_s)`` of the accesses logged after ``rowid``."""
-        return self.db.execute("SELECT rowid, memory_id, accessed_s FROM accesses WHERE rowid > ? ORDER BY rowid",
-                               (rowid,)).fetchall()
+        rows = self.db.execute("SELECT rowid, memory_id, accessed_s FROM accesses WHERE rowid > ? AND memory_id IN "
+                               "(SELECT id FROM memories WHERE id > 0) ORDER BY rowid", (rowid,)).fetchall()
+        return [r for r in rows if r[1] not in self.damaged] if self.damaged else rows
 
     def owners_of(self, ids: Sequence[int]) -> dict[int, str]:
         return {r[0]: r[1] for r in self._by_ids("id, owner", ids)}
@@ -213,18 +220,22 @@ class Store:
             chunk = ids[at:at + per_query]
             marks = ",".join("?" * len(chunk))
             out += self.db.execute(f"SELECT {columns} FROM memories WHERE id IN ({marks})", chunk).fetchall()
-        return out
+        return self._sound(out)
 
     def owner_rows(self, owner: str) -> list[Row]:
         cur = self.db.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? ORDER BY id", (owner,))
-        return cur.fetchall()
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? AND id > 0 ORDER BY id", (owner,))
+        return self._sound(cur.fetchall())
 
     def recent_rows(self, owner: str, n: int) -> list[Row]:
         """The owner's ``n`` newest memories, oldest first."""
-        cur = self.db.execute(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? ORDER BY id DESC LIMIT ?", (owner, n))
-        return cur.fetchall()[::-1]
+        cur = self.db.execute(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner=? AND id > 0 ORDER BY id DESC "
+                              "LIMIT ?", (owner, n + len(self.damaged)))
+        return self._sound(cur.fetchall())[:n][::-1]
+
+    def _sound(self, rows: list[tuple]) -> list[tuple]:
+        """``rows`` without the damaged ones (found when the rows were loaded)."""
+        return [r for r in rows if r[0] not in self.damaged] if self.damaged else rows
 
     def importance_since(self, owner: str, kinds: tuple[str, ...], after_id: int) -> int:
         marks = ",".join("?" * len(kinds))
@@ -238,9 +249,22 @@ class Store:
         return row.fetchone()[0]
 
     def load_after(self, after_id: int) -> list[tuple[int, str, float, int, bytes]]:
-        """The retrieval columns of the memories after ``after_id``, in id order (for the indexes)."""
-        return self.db.execute("SELECT id, owner, created_s, importance, embedding FROM memories WHERE id > ? "
+        """The retrieval columns of the sound memories after ``after_id``, in id order (for the indexes).
+
+        Damaged rows (:mod:`memstream.stream.damage`) are left out, remembered in ``damaged`` so
+        every other read leaves them out too, and named in one warning."""
+        found = damage.screen(self.db, int(self.get_meta("dim") or 0), after_id if self._screened else None)
+        self._screened = True
+        rows = self.db.execute("SELECT id, owner, created_s, importance, embedding FROM memories WHERE id > ? "
                                "ORDER BY id", (after_id,)).fetchall()
+        rows = [r for r in rows if r[0] not in found and r[0] not in self.damaged]
+        found.update({mid: damage.NON_FINITE for mid in damage.non_finite((r[0], r[4]) for r in rows)})
+        fresh = {mid: why for mid, why in found.items() if mid not in self.damaged}
+        if fresh:
+            self.damaged.update(fresh)
+            log.warning("%s", damage.describe(self.path, fresh))
+            rows = [r for r in rows if r[0] not in fresh]
+        return rows
 
     def access_log(self, owner: str) -> list[tuple[int, str]]:
         cur = self.db.execute(
@@ -276,7 +300,7 @@ def check_file(path: str | Path) -> list[str]:
     if not path.is_file():
         return [f"{path}: no such file"]
     try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        db, _ = connect_read(path, BUSY_TIMEOUT_S)
     except sqlite3.Error as e:
         return [f"{path}: cannot open ({_reason(e)})"]
     with closing(db):
@@ -301,18 +325,23 @@ def _problems(db: sqlite3.Connection) -> list[str]:
     triggers = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
     problems += [f"append-only trigger {t} is missing" for t in TRIGGERS if t not in triggers]
     dim = int(meta.get("dim", "0") or 0)
+    damaged = damage.screen(db, dim)
+    problems += [f"memory {mid}: {why}" for mid, why in sorted(damaged.items())]
     owners: dict[int, str] = {}
-    for mid, owner, cites, size in db.execute(
-            "SELECT id, owner, cites, length(embedding) FROM memories ORDER BY id"):
+    for mid, owner, cites, blob, created_at in db.execute(
+            "SELECT id, owner, cites, embedding, created_at FROM memories ORDER BY id"):
         owners[mid] = owner
-        if not size or not dim or size % (4 * dim):
-            problems.append(f"memory {mid}: its vectors ({size or 0} bytes) are not {dim}-d float32 rows")
+        if mid not in damaged and damage.non_finite([(mid, blob)]):
+            problems.append(f"memory {mid}: {damage.NON_FINITE}")
+        elif mid not in damaged and damage.unreadable_time(created_at):
+            problems.append(f"memory {mid}: its creation time is unreadable")
         try:
             cited = json.loads(cites)
-        except ValueError:
-            problems.append(f"memory {mid}: unreadable citations {cites[:40]!r}")
-            continue
-        for c in cited:
+        except (TypeError, ValueError):
+            continue  # reported by the screen
+        for c in cited if isinstance(cited, list) else []:
+            if not isinstance(c, int) or not isinstance(mid, int) or c >= mid:
+                continue  # reported by the screen
             if c not in owners:
                 problems.append(f"memory {mid}: cites {c}, which is not an earlier memory")
             elif owners[c] != owner:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -269,11 +269,14 @@ class MemoryStream:
                           cites=tuple(cites), metadata=metadata or {})
         return self.extend([item])[0]
 
-    def extend(self, items: Iterable[NewMemory]) -> list[Memory]:
+    def extend(self, items: Iterable[NewMemory], *,
+               select: Callable[[list[NewMemory]], list[bool]] | None = None) -> list[Memory]:
         """Append many memories at once, after the buffer (one transaction, one embedding batch).
 
         Embeddings are made first; the ids are allocated inside the write transaction, so two
-        processes appending to one file at once never collide.
+        processes appending to one file at once never collide. ``select``, if given, decides
+        inside that transaction which items are written (an import skips what is already there:
+        decided under the write lock, two imports of one file at once store it once).
         """
         items = list(items)
         if not items:
@@ -283,10 +286,10 @@ class MemoryStream:
         self.flush()
         self._catch_up()
         self.check_cites(items, self._max_id + 1)
-        return self._insert(items, first=None)
+        return self._insert(items, first=None, select=select)
 
-    def _insert(self, items: list[NewMemory], *, first: int | None,
-                meta: dict[str, str] | None = None) -> list[Memory]:
+    def _insert(self, items: list[NewMemory], *, first: int | None, meta: dict[str, str] | None = None,
+                select: Callable[[list[NewMemory]], list[bool]] | None = None) -> list[Memory]:
         """Embed and write ``items`` in one transaction, from id ``first`` (None: the file's next id).
 
         With ``first`` given (the buffer, whose ids are already handed out), a file that another
@@ -299,6 +302,11 @@ class MemoryStream:
         expected_first = self._max_id + 1
         with self.store.writing():
             self._catch_up()  # what others wrote while this batch was embedded
+            if select is not None:
+                keep = [i for i, wanted in enumerate(select(items)) if wanted]
+                items, vectors, counts = [items[i] for i in keep], [vectors[i] for i in keep], counts[keep]
+                if not items:
+                    return []
             first_id = self.store.next_id()
             if first is not None and first_id != first:
                 raise MemstreamError(f"another process wrote to {self.path} while {len(items)} memories waited in "
@@ -575,7 +583,11 @@ def _reflected_key(owner: str) -> str:
 def _parse(row: Row) -> Memory:
     """A stored row as a memory, last accessed when it was created."""
     mid, owner, kind, text, created_at, _created_s, importance, cites, metadata = row
-    created = datetime.fromisoformat(created_at)
+    try:
+        created = datetime.fromisoformat(created_at)
+    except (TypeError, ValueError):  # what the damage screen's SQL let through: refused in one line
+        raise MemstreamError(f"memory {mid} is damaged (creation time {str(created_at)[:40]!r}); "
+                             "run memstream check on the stream file") from None
     return Memory(mid, owner, kind, text, created, created, importance,
                   tuple(json.loads(cites)) if cites != "[]" else (),
                   json.loads(metadata, object_hook=ReadOnlyDict) if metadata != "{}" else NO_METADATA)

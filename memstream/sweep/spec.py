@@ -11,7 +11,10 @@ differ only in it are one cell, reported with a mean, a spread and a 95% interva
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -20,15 +23,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_model
-from memstream.sim.run import DEFAULT_HOURS, DEFAULT_START, RunConfig
-from memstream.sim.scenario import load_scenario
-from memstream.sim.whisper import Whisper
+from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, Whisper, load_scenario
 from memstream.stream import Weights
 
 #: The options of ``memstream run`` a sweep may set, in its base or its grid.
 RUN_OPTIONS = ("agents", "hours", "seed", "scenario", "ablate", "weights", "llm", "start", "town", "embedder",
                "step_seconds", "timeout", "concurrency", "keep_every")
 MEASURE_NAMES = ("diffusion", "network", "attendance")
+#: Runs a sweep may make unless ``--max-runs`` says more: a grid is a cross product, and a typo in it
+#: (a long list, one more option) multiplies the runs; a million runs would take this machine years.
+DEFAULT_MAX_RUNS = 1000
 
 
 class SweepSpec(BaseModel):
@@ -53,7 +57,19 @@ class SweepSpec(BaseModel):
         empty = [k for k, v in value.items() if not v]
         if empty:
             raise ValueError(f"the grid's {empty[0]!r} has no values")
+        for option, values in value.items():
+            seen: set[str] = set()
+            for v in values:
+                key = json.dumps(v, sort_keys=True, default=str)
+                if key in seen:
+                    raise ValueError(f"the grid's {option!r} repeats the value {key[:40]}; each value is one run "
+                                     "(replicates differ by seed)")
+                seen.add(key)
         return value
+
+    def size(self) -> int:
+        """How many runs the grid makes, counted without making them."""
+        return math.prod(len(v) for v in self.grid.values())
 
     @field_validator("measures")
     @classmethod
@@ -76,17 +92,39 @@ class SweepSpec(BaseModel):
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*self.grid.values())]
 
 
-def load_spec(path: str | Path) -> SweepSpec:
+def load_spec(path: str | Path, *, max_runs: int = DEFAULT_MAX_RUNS) -> SweepSpec:
     spec = read_model(path, SweepSpec, "sweep spec", "needs base, grid, measures; see memstream sweep --help")
+    check_size(spec, max_runs)
+    made: dict[str, dict[str, Any]] = {}
     for params in spec.cells() or [{}]:
-        config_of(spec, params)  # every run's settings are checked before anything runs
+        config, _ = config_of(spec, params)  # every run's settings are checked before anything runs
+        same = made.setdefault(config.model_dump_json(), params)
+        if same is not params:
+            raise MemstreamError(f"{path}: the grid's runs {run_name(same)} and {run_name(params)} are the same run "
+                                 "(their settings are equal); remove one of the values")
     return spec
 
 
+def check_size(spec: SweepSpec, max_runs: int) -> None:
+    """Refuse a grid of more than ``max_runs`` runs, before any of them is made."""
+    if spec.size() > max_runs:
+        sizes = " x ".join(f"{len(v)} {k}" for k, v in spec.grid.items())
+        raise MemstreamError(f"the sweep's grid makes {spec.size():,} runs ({sizes}), over the limit of {max_runs:,}; "
+                             "make the grid smaller, or raise the limit with --max-runs N")
+
+
+#: Characters of a run's readable name kept in its folder name (the hash beside it keeps it unique).
+NAME_CHARS = 80
+
+
 def run_name(params: dict[str, Any]) -> str:
-    """A run's folder name from its grid values: ``ablate=reflection,seed=1``."""
+    """A run's folder name from its grid values: ``seed=1,ablate=reflection-3f2a9c01d4``, a readable
+    part and a short hash of the values, so distinct settings never share a folder (the readable part
+    alone could: "a b" and "a_b" read alike) and the same settings always get the same one."""
     parts = [f"{k}={_text(v)}" for k, v in params.items()]
-    return re.sub(r"[^A-Za-z0-9.=,_+-]", "_", ",".join(parts)) or "base"
+    readable = re.sub(r"[^A-Za-z0-9.=,_+-]", "_", ",".join(parts))[:NAME_CHARS] or "base"
+    digest = hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:10]
+    return f"{readable}-{digest}"
 
 
 def _text(value: Any) -> str:

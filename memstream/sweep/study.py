@@ -8,19 +8,23 @@ pins its BLAS and ONNX threads to one, so runs sharing a machine do not fight ov
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import socket
 import statistics
 import threading
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
-from memstream.sim import measures
-from memstream.sim.run import read_checkpoint, resume_run, start_run
-from memstream.sweep.spec import SweepSpec, config_of, run_name
+from memstream.sim import RunDir, measures, resume_run, start_run
+from memstream.sweep.spec import DEFAULT_MAX_RUNS, SweepSpec, check_size, config_of, run_name
 
 #: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
 THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "MEMSTREAM_THREADS": "1",
@@ -35,20 +39,53 @@ _T95 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
-def run_one(out: str, spec_json: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Make (or finish) one run of the sweep and measure it. Safe to call again: it resumes."""
+#: Seconds between a worker's checks that the sweep's driver is still alive.
+DRIVER_CHECK_S = 1.0
+_WATCHED: set[tuple[str, int]] = set()
+
+
+def run_one(out: str, spec_json: str, params: dict[str, Any], driver: tuple[str, int] | None = None) -> dict[str, Any]:
+    """Make (or finish) one run of the sweep and measure it. Safe to call again: it resumes.
+
+    ``driver`` (host, pid): the sweep's driver; a worker on the same host ends itself when it is
+    gone (killed with -9, say), so no run goes on for a sweep nobody is waiting for."""
+    _watch(driver)
     spec = SweepSpec.model_validate_json(spec_json)
     folder = Path(out)
     config, whispers = config_of(spec, params)
     if not _finished(folder):
         _crash_once(folder)
-        if (folder / "config.json").is_file():
-            resume_run(folder, progress=False)
+        if RunDir.is_run(folder):
+            result = resume_run(folder, progress=False)
         else:
-            start_run(config, folder, progress=False, whispers=whispers)
+            result = start_run(config, folder, progress=False, whispers=whispers)
+        if result.stopped != "finished":
+            raise MemstreamError(f"the run {folder.name} stopped ({result.stopped}): "
+                                 f"{result.metrics.get('endpoint_failing') or 'see its metrics.json'}")
+    with RunDir.open(folder) as run:
+        metrics = run.metrics() or {}
     return {"run": folder.name, "params": params, "measures": measure(folder, spec),
-            "metrics": {k: v for k, v in json.loads((folder / "metrics.json").read_text()).items()
+            "metrics": {k: v for k, v in metrics.items()
                         if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")}}
+
+
+def _watch(driver: tuple[str, int] | None) -> None:
+    """End this worker process when the driver on this host is gone (its checkpoints keep the run)."""
+    if driver is None or driver[0] != socket.gethostname() or driver in _WATCHED:
+        return
+    _WATCHED.add(driver)  # a worker process runs many tasks: one watch is enough
+
+    def watch() -> None:
+        while True:
+            time.sleep(DRIVER_CHECK_S)
+            try:
+                os.kill(driver[1], 0)
+            except ProcessLookupError:
+                os._exit(1)
+            except PermissionError:  # alive, another user's
+                pass
+
+    threading.Thread(target=watch, daemon=True, name="memstream-driver-watch").start()
 
 
 def _crash_once(folder: Path) -> None:
@@ -60,17 +97,18 @@ def _crash_once(folder: Path) -> None:
 
 
 def _finished(folder: Path) -> bool:
-    if not (folder / "metrics.json").is_file():
+    if not RunDir.is_run(folder):
         return False
-    metrics = json.loads((folder / "metrics.json").read_text())
-    state, _ = read_checkpoint(folder)
-    return metrics.get("stopped") == "finished" and state is not None
+    with RunDir.open(folder) as run:
+        metrics = run.metrics()
+        finished = isinstance(metrics, dict) and metrics.get("stopped") == "finished"
+        return finished and run.latest_checkpoint() is not None
 
 
 def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:
     """The spec's measures of one run, as numbers: ``{"diffusion: FACT": {"final_share": ...}, ...}``."""
     out: dict[str, dict[str, float]] = {}
-    with measures.open_run(folder) as run:
+    with RunDir.open(folder) as run:
         for m in spec.measures:
             name, o = next(iter(m.items()))
             if name == "diffusion":
@@ -125,9 +163,30 @@ def _ray():  # noqa: ANN202 - the ray module, imported when a sweep runs
     return ray
 
 
+@contextlib.contextmanager
+def _terminated_as_interrupt() -> Iterator[None]:
+    """SIGTERM ends the driver as Ctrl-C does (through ``finally``), so Ray is shut down either way."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_sweep(spec: SweepSpec, out: Path, *, address: str | None = None, resume: bool = False,
-              progress: bool = True, cpus: int | None = None) -> dict[str, Any]:
-    """Every run of ``spec`` as a Ray task under ``out/runs``; ``out/results.json`` holds the cells."""
+              progress: bool = True, cpus: int | None = None, max_runs: int = DEFAULT_MAX_RUNS) -> dict[str, Any]:
+    """Every run of ``spec`` as a Ray task under ``out/runs``; ``out/results.json`` holds the cells.
+
+    Ray is shut down however the driver ends (finished, an error, Ctrl-C, SIGTERM); workers of a
+    driver killed with -9 end themselves (:func:`run_one`)."""
+    check_size(spec, max_runs)
     ray = _ray()
     if out.exists() and not out.is_dir():
         raise MemstreamError(f"--out {out} is a file; name a folder")
@@ -137,16 +196,29 @@ def run_sweep(spec: SweepSpec, out: Path, *, address: str | None = None, resume:
             spec.model_dump_json()):
         raise MemstreamError(f"{out} holds another sweep (its spec.json differs); choose another --out")
     cells = spec.cells() or [{}]
+    names = [run_name(p) for p in cells]
+    if len(set(names)) != len(names):
+        raise MemstreamError("two runs of the sweep would share a folder; make their grid values differ")
     (out / "runs").mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(spec.model_dump_json(indent=2))
     address = address or os.environ.get("RAY_ADDRESS")
+    with _terminated_as_interrupt():
+        try:
+            return _sweep(ray, spec, out, cells, address, progress, cpus)
+        finally:
+            ray.shutdown()
+
+
+def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[dict[str, Any]], address: str | None, progress: bool,
+           cpus: int | None) -> dict[str, Any]:
     ray.init(address=address, num_cpus=None if address else (cpus or os.cpu_count()), include_dashboard=False,
              ignore_reinit_error=True, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {**THREAD_ENV, **({CRASH_ONCE: os.environ[CRASH_ONCE]}
                                                         if CRASH_ONCE in os.environ else {})}})
     task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=True)(run_one)
     spec_json = spec.model_dump_json()
-    pending = {task.remote(str(out / "runs" / run_name(p)), spec_json, p): run_name(p) for p in cells}
+    driver = (socket.gethostname(), os.getpid())
+    pending = {task.remote(str(out / "runs" / run_name(p)), spec_json, p, driver): run_name(p) for p in cells}
     results, failed = [], []
     bar = tqdm(total=len(pending), unit="run", desc="sweep", disable=not progress)
     while pending:

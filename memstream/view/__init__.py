@@ -1,5 +1,6 @@
 """``memstream view``: a run as one self-contained page to watch in the browser (:mod:`memstream.view.page`)."""
 
 from memstream.view.page import page_data, write_page
+from memstream.view.serve import serve
 
-__all__ = ["page_data", "write_page"]
+__all__ = ["page_data", "serve", "write_page"]

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memstream.errors import MemstreamError
-from memstream.sim import measures
-from memstream.sim.events import read_events
+from memstream.sim import RunDir, measures
 from memstream.stream import OBSERVATION, Memory
 
 TEMPLATE = Path(__file__).with_name("template.html")
@@ -38,7 +37,7 @@ class _Strings:
         return list(self.index)
 
 
-def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
+def page_data(run: RunDir, fact: str | None = None) -> dict[str, Any]:
     """What the page needs from a run, compacted (times are seconds from the run's start)."""
     s = _Strings()
     t0 = run.config.start.timestamp()
@@ -48,7 +47,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
     buildings = [{"name": b.name, "x": b.x, "y": b.y, "area": a.name} for a in run.town.areas for b in a.buildings]
     moves: list[list[list[int]]] = [[] for _ in names]
     says, objects = [], []
-    for e in read_events(run.out / "events.jsonl"):
+    for e in run.events():
         t = round(datetime.fromisoformat(e["time"]).timestamp() - t0)
         if not e["agent"]:
             objects.append([t, s(e["location"]), s(e["action"])])
@@ -71,7 +70,7 @@ def page_data(run: measures.Run, fact: str | None = None) -> dict[str, Any]:
     if fact:
         knows = {agent_of[a]: round(ms[0].created_at.timestamp() - t0) for a, ms in measures.knowers(run, fact).items()
                  if a in agent_of}
-    return {"run": run.out.name, "town": run.town.name, "start": run.config.start.isoformat(),
+    return {"run": run.path.name, "town": run.town.name, "start": run.config.start.isoformat(),
             "end": round(run.end.timestamp() - t0), "offset_min": _offset_minutes(run.config.start),
             "buildings": buildings, "paths": [list(p) for p in run.town.paths],
             "agents": [{"name": n, "home": residents[n].home, "about": residents[n].describe()} for n in names],
@@ -103,7 +102,7 @@ def write_page(run_dir: str | Path, out: str | Path, *, fact: str | None = None)
         raise MemstreamError(f"-o {out} must end in .html")
     if out.is_dir() or not out.parent.is_dir():
         raise MemstreamError(f"-o {out}: name a file in an existing folder")
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         html = render(run, fact)
     tmp = out.with_name(out.name + ".partial")
     tmp.write_text(html, encoding="utf-8")
@@ -111,7 +110,7 @@ def write_page(run_dir: str | Path, out: str | Path, *, fact: str | None = None)
     return out, out.stat().st_size
 
 
-def render(run: measures.Run, fact: str | None = None, *, served: bool = False) -> str:
+def render(run: RunDir, fact: str | None = None, *, served: bool = False) -> str:
     """The page's HTML. ``served``: from ``memstream view --serve``, whose search box asks its server."""
     data = {**page_data(run, fact), "served": served}
     payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).replace("</", "<\\/")

@@ -9,6 +9,7 @@ paper's score over the run's stream at that simulated time, read-only (recall do
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -16,20 +17,30 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from memstream.errors import MemstreamError
-from memstream.sim import measures
+from memstream.sim import RunDir
 from memstream.view.page import render
 
 #: Memories the search box shows.
 TOP_K = 10
 
 
-def recall(run: measures.Run, agent: str, query: str, seconds: float, k: int = TOP_K) -> list[dict[str, Any]]:
+def seconds_into(run: RunDir, seconds: float) -> float:
+    """The ``t=`` of a request, seconds into the run: a finite number from 0 to the run's length
+    (NaN, infinity and times outside the run are refused; the page rounds its end to a whole second,
+    so up to a second past it counts as the end)."""
+    length = (run.end - run.config.start).total_seconds()
+    if not math.isfinite(seconds) or not 0 <= seconds <= length + 1:
+        raise MemstreamError(f"t={seconds:g} is not a time of this run (0 to {length:g} seconds)")
+    return min(seconds, length)
+
+
+def recall(run: RunDir, agent: str, query: str, seconds: float, k: int = TOP_K) -> list[dict[str, Any]]:
     """The agent's top ``k`` memories for ``query`` at ``seconds`` into the run, with the weighted parts."""
     if agent not in run.agents or not run.stream.has(agent):
         raise MemstreamError(f"no agent {agent!r} with memories in this run")
     if not query.strip():
         raise MemstreamError("type a query")
-    at = run.config.start + timedelta(seconds=max(0.0, min(seconds, (run.end - run.config.start).total_seconds())))
+    at = run.config.start + timedelta(seconds=seconds_into(run, seconds))
     recalls = run.stream.retrieve(agent, query, now=at, k=k, touch=False)
     w = run.stream.weights
     return [{"id": r.memory.id, "kind": r.memory.kind, "text": r.memory.text, "score": round(r.score, 4),
@@ -39,7 +50,7 @@ def recall(run: measures.Run, agent: str, query: str, seconds: float, k: int = T
 
 def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> None:
     """Serve the run's page and its retrieval on 127.0.0.1:``port`` until interrupted."""
-    with measures.open_run(run_dir) as run:
+    with RunDir.open(run_dir) as run:
         page = render(run, fact, served=True).encode("utf-8")
 
         class Handler(BaseHTTPRequestHandler):
@@ -72,7 +83,7 @@ def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> 
             server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         except OSError as e:
             raise MemstreamError(f"cannot listen on 127.0.0.1:{port} ({e.strerror}); choose another --port") from None
-        print(f"serving {run.out.name} at http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
+        print(f"serving {run.path.name} at http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
         try:
             server.serve_forever()
         finally:

@@ -1,0 +1,88 @@
+"""A run's settings (kept in its run directory, :mod:`memstream.sim.rundir`), the format they carry, and what a
+run returns.
+
+The format names its version (``memstream-run/2``) so that a directory written by another
+memstream is refused in one line instead of being misread: version 2 added the one-writer lock
+and whispers delivered to a running run.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from memstream.files import Number, WholeNumber
+from memstream.sim.engine import ABLATIONS
+from memstream.stream import Weights
+from memstream.timeutil import require_aware
+
+FORMAT_NAME = "memstream-run"
+FORMAT_VERSION = 2
+FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
+#: Where a run starts and for how long, when nothing says otherwise: the morning the paper's agents woke to.
+DEFAULT_START = datetime.fromisoformat("2023-02-13T06:00:00-08:00")
+DEFAULT_HOURS = 3.0
+#: The longest run: ten simulated years.
+MAX_HOURS = 24 * 366 * 10
+#: Settings a fork may change; the others (town, agents, start, seed, step, embedder) make it another run.
+FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every")
+
+
+class RunConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: str = FORMAT
+    town: str | None = None  # a town file; None for the default town
+    agents: WholeNumber | None = Field(default=None, gt=0)
+    start: datetime
+    hours: Number = Field(gt=0, le=MAX_HOURS, allow_inf_nan=False)
+    step_seconds: WholeNumber = Field(default=10, gt=0, le=3600)
+    llm: str = "offline"
+    embedder: str = "minilm"
+    seed: WholeNumber = 0
+    max_calls: WholeNumber | None = Field(default=None, gt=0)
+    timeout: Number | None = Field(default=None, gt=0, allow_inf_nan=False)  # seconds per model answer
+    concurrency: WholeNumber | None = Field(default=None, gt=0)  # model requests in flight
+    weights: Weights = Field(default_factory=Weights)  # retrieval's weights for every agent (the paper's 1,1,1)
+    ablate: list[str] = Field(default_factory=list)  # modules the agents go without (engine.ABLATIONS)
+    scenario: str | None = None  # the scenario the run was made from, if any
+    keep_every: WholeNumber = Field(default=12, ge=1, le=24 * 366)  # whole simulated hours between kept checkpoints
+    forked_from: str | None = None  # RUN@TIME this run was forked from
+
+    @field_validator("format")
+    @classmethod
+    def _this_format(cls, value: str) -> str:
+        if value != FORMAT:
+            raise ValueError(f"format {value!r} is not {FORMAT!r}")
+        return value
+
+    @field_validator("ablate")
+    @classmethod
+    def _ablations(cls, value: list[str]) -> list[str]:
+        unknown = [a for a in value if a not in ABLATIONS]
+        if unknown:
+            raise ValueError(f"unknown ablation {unknown[0]!r}; choose from {', '.join(ABLATIONS)}")
+        return sorted(set(value))
+
+    @field_validator("start")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return require_aware(value, "--start")
+
+    @model_validator(mode="after")
+    def _ends_in_time(self) -> RunConfig:
+        require_aware(self.end, "the run's end (--start plus --hours)")
+        return self
+
+    @property
+    def end(self) -> datetime:
+        return self.start + timedelta(hours=self.hours)
+
+
+class RunResult(BaseModel):
+    out: str
+    stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM), "endpoint-failing"
+    sim_time: datetime
+    metrics: dict[str, Any]

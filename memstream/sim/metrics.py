@@ -1,0 +1,36 @@
+"""What a run reports in its metrics: time, work, model calls and what they cost, lost answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstream.models import CachedChatModel, CachedEmbedder
+from memstream.sim.config import RunConfig
+from memstream.sim.engine import Simulation
+
+
+def model_calls(chat: CachedChatModel) -> int:
+    """Calls that reached the model (cache hits replay an earlier answer and cost nothing)."""
+    return sum(u.calls - u.cache_hits for u in chat.usage.by_purpose.values())
+
+
+def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
+                stopped: str) -> dict[str, Any]:
+    calls = model_calls(chat)
+    steps = sim.agent_steps // max(len(sim.agents), 1)
+    sim_hours = (sim.last_tick - config.start.timestamp()) / 3600
+    return {
+        "stopped": stopped, "agents": len(sim.agents), "sim_start": config.start.isoformat(),
+        "sim_time": sim.now().isoformat(), "sim_hours": round(sim_hours, 4), "wall_s": round(wall, 2),
+        "agent_steps": sim.agent_steps, "agent_steps_per_s": round(sim.agent_steps / max(wall, 1e-9), 1),
+        "model_calls": calls, "cache_hits": sum(u.cache_hits for u in chat.usage.by_purpose.values()),
+        "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
+        "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
+        "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
+        "truncated_by_purpose": {p: u.truncated for p, u in sorted(chat.usage.by_purpose.items()) if u.truncated},
+        **chat.usage.totals(), "endpoint_failing": chat.failing,
+        "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
+        "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
+        "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
+        "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
+    }

@@ -1,0 +1,102 @@
+"""Driving a simulation in a run directory: its models, the clock, checkpoints, whispers, progress, metrics.
+
+The run directory is open writable (its writer's lock held). Between steps the driver checkpoints
+every simulated hour and wherever the run stops (a budget of model calls, Ctrl-C, SIGTERM), and
+picks up the whispers sent to the running run, so each is heard at its time. A run started from
+a checkpoint goes on exactly as if it had never stopped: the checkpoint holds every agent's
+state and the event log's length, and the call cache replays answers already given.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+from tqdm import tqdm
+
+from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
+from memstream.sim.config import RunResult
+from memstream.sim.engine import Simulation
+from memstream.sim.metrics import model_calls, run_metrics
+from memstream.sim.rundir import Checkpoint, RunDir
+from memstream.sim.stop import Stop
+
+
+def simulate(run: RunDir, point: Checkpoint | None, *, progress: bool = True,
+             model: ChatModel | None = None) -> RunResult:
+    """Run ``run`` from ``point`` (from its start if None) to its end. ``model`` replaces the one its
+    settings name (benchmarks wrap one)."""
+    with Stop() as stop:  # from the start: a signal while seeding stops at the first step
+        return _simulate(run, point, progress, model, stop)
+
+
+def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: ChatModel | None,
+              stop: Stop) -> RunResult:
+    config, town = run.config, run.town
+    state = point.state if point else None
+    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
+    chat = run.call_cache(model)
+    embedder = CachedEmbedder(make_embedder(config.embedder))
+    stream = run.open_stream(embedder, config.weights)
+    events = run.event_log(state["events_lines"] if state else 0)
+    now = point.time if point else config.start
+    step = timedelta(seconds=config.step_seconds)
+    sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
+                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step))
+    wall_before = 0.0
+    if not state:
+        sim.seed_memories()
+        _checkpoint(run, sim, chat, 0.0)  # the start is a fork point too
+    else:
+        sim.set_state(state)
+        for purpose, u in state["usage"].items():
+            chat.usage.by_purpose[purpose] = PurposeUsage(**u)
+        chat.usage.rounds = state.get("rounds", 0)
+        wall_before = state["wall_s"]
+    total = max(0, round((config.end - now).total_seconds() / config.step_seconds))
+    bar = tqdm(total=total, unit="step", desc="simulating", disable=not progress, leave=False)
+    started = time.perf_counter()
+    steps_at_start, calls_at_start = sim.agent_steps, model_calls(chat)
+
+    def on_tick(s: Simulation) -> bool:
+        bar.update(1)
+        wall = time.perf_counter() - started
+        if bar.n % 30 == 0:
+            bar.set_postfix_str(f"{s.now():%Y-%m-%d %H:%M} | {(s.agent_steps - steps_at_start) / max(wall, 1e-9):,.0f}"
+                                f" agent-steps/s | {model_calls(chat)} calls")
+        if config.max_calls and model_calls(chat) - calls_at_start >= config.max_calls and not stop.requested:
+            stop.why = "max-calls"
+        if chat.failing and not stop.requested:  # the breaker opened: checkpoint here, resume when it answers
+            stop.why = "endpoint-failing"
+        if stop.requested or int(s.last_tick) % 3600 == 0:
+            _checkpoint(run, s, chat, wall_before + wall)
+        if not stop.requested:
+            s.add_whispers(run.new_whispers(s.now() + step))
+        return stop.requested
+
+    sim.on_tick = on_tick
+    try:
+        if total:
+            sim.run(config.end)
+    finally:
+        bar.close()
+        events.flush()
+    wall = wall_before + time.perf_counter() - started
+    if not stop.requested:
+        _checkpoint(run, sim, chat, wall)
+    metrics = run_metrics(config, sim, chat, embedder, wall, stop.why)
+    run.write_metrics(metrics)
+    events.close()
+    stream.close()
+    chat.close()
+    return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
+
+
+def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
+    """The event log written, then a checkpoint at the end of the step under way (the stream writes what it
+    holds before it is copied)."""
+    sim.events.flush()
+    run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
+                                                 "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
+                                                 "wall_s": wall_s}, sim.stream.backup)
+

@@ -8,9 +8,10 @@ from memstream.sim.run import fork_run, resume_run, scenario_run, start_run, whi
 from memstream.sim.rundir import Checkpoint, RunDir
 from memstream.sim.scenario import load_scenario
 from memstream.sim.whisper import Whisper
+from memstream.sim.world import Map
 
 __all__ = [
-    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "RunConfig", "RunDir", "RunResult", "Whisper",
-    "battery_stage", "fork_run", "interview_stage", "load_battery", "load_scenario", "measures", "resume_run",
-    "scenario_run", "start_run", "whisper",
+    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunResult",
+    "Whisper", "battery_stage", "fork_run", "interview_stage", "load_battery", "load_scenario", "measures",
+    "resume_run", "scenario_run", "start_run", "whisper",
 ]

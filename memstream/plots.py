@@ -236,6 +236,50 @@ def recall(results: list[dict[str, Any]]) -> Figure:
 
 # -- what emerged in runs (from memstream.sim.measures results) ----------------------------------
 
+def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points no other point beats on both axes (fewer tokens, a higher measure), by tokens."""
+    front: list[tuple[float, float]] = []
+    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not front or y > front[-1][1]:
+            front.append((x, y))
+    return front
+
+
+def designs(rows: list[dict[str, Any]], *, measure: str = "evidence_verbatim") -> Figure:
+    """``measure`` against mean context tokens, one line per design through its budgets, the Pareto front
+    dashed; one panel for all questions and one per question type (``memstream eval --design --json``)."""
+    types = sorted({c for r in rows for c in r.get("per_category", {})})
+    panels = ["all", *types]
+    cols = min(3, len(panels))
+    fig = Figure(figsize=(4.2 * cols, 3.4 * ((len(panels) + cols - 1) // cols)), layout="constrained")
+    axes = fig.subplots((len(panels) + cols - 1) // cols, cols, squeeze=False).ravel()
+    names = list(dict.fromkeys(r["design"] for r in rows))
+    colours = dict(zip(names, matplotlib.colormaps["tab10"].colors, strict=False))
+    for ax, panel in zip(axes, panels, strict=False):
+        points = []
+        for name in names:
+            mine = [r for r in rows if r["design"] == name and (panel == "all" or panel in r.get("per_category", {}))]
+            xy = sorted((r["context_tokens"], r[measure] if panel == "all" else r["per_category"][panel][measure])
+                        for r in mine)
+            if xy:
+                ax.plot(*zip(*xy, strict=True), marker="o", color=colours[name], label=name)
+                points += xy
+        front = pareto(points)
+        if front:
+            ax.plot(*zip(*front, strict=True), ls="--", color="grey", lw=1, label="Pareto front")
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        n = next((r["n"] if panel == "all" else r["per_category"][panel]["n"] for r in rows
+                  if panel == "all" or panel in r.get("per_category", {})), 0)
+        ax.set_title(f"{panel} (n={n})", fontsize=9)
+        ax.set_xlabel("context tokens (mean)")
+        ax.set_ylabel(measure.replace("_", " "))
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    axes[0].legend(fontsize=7)
+    return fig
+
+
 def diffusion(results: list[dict[str, Any]]) -> Figure:
     """The share of agents who know the fact, hour by hour, one line per run."""
     fig, ax = _figure(7, 4)

@@ -1,6 +1,7 @@
 """The package's layering, read from the imports themselves (function-level and TYPE_CHECKING ones too).
 
-models <- stream <- reflection <- planning <- sim <- cli, plots, with eval beside sim: nothing
+models <- stream <- reflection <- planning <- sim <- cli, plots, with designs beside planning and eval
+beside sim (eval may use designs): nothing
 imports a layer above its own, and no modules import each other in a loop.
 """
 
@@ -19,16 +20,16 @@ LAYERS = {
     "models": 1,
     "stream": 2,
     "reflection": 3,
-    "planning": 4,
+    "planning": 4, "designs": 4,
     "sim": 5, "eval": 5,
     "plots": 6, "cli": 6, "sweep": 6, "view": 6,
     "__init__": 2,  # the package face: re-exports models and stream
     "__main__": 7, "examples": 7,
 }
-#: Same layer, still apart: eval beside sim, neither importing the other.
-APART = {("sim", "eval"), ("eval", "sim")}
+#: Same layer, still apart: eval beside sim, designs beside planning, neither importing the other.
+APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning")}
 #: Packages whose face (``__init__``) is the only way in from another package.
-FACED = {"models", "stream", "reflection", "planning", "sim", "eval", "view", "sweep"}
+FACED = {"models", "stream", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
 
 
 def module_name(path: Path) -> str:

@@ -12,9 +12,9 @@ NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.i
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def test_there_are_five_notebooks_stored_clean() -> None:
+def test_there_are_six_notebooks_stored_clean() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01-recall.ipynb", "02-reflection.ipynb", "03-simulation.ipynb",
-                                           "04-benchmarks.ipynb", "05-experiments.ipynb"]
+                                           "04-benchmarks.ipynb", "05-experiments.ipynb", "06-memory-designs.ipynb"]
     for path in NOTEBOOKS:
         book = nbformat.read(path, as_version=4)
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book.cells if c.cell_type == "code")
@@ -22,7 +22,7 @@ def test_there_are_five_notebooks_stored_clean() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_notebook_runs(path: Path) -> None:
-    if path.stem == "04-benchmarks" and not DATA.exists():
+    if path.stem in ("04-benchmarks", "06-memory-designs") and not DATA.exists():
         pytest.skip("../shared/data is not here")
     book = nbformat.read(path, as_version=4)
     NotebookClient(book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -63,13 +63,21 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json FILE output")
     rec.add_argument("eval_json")
     output_flag(rec, required=True, help="the plot file, .png or .svg")
+    des = plots.add_parser("designs", help="a measure against context tokens per design, with the Pareto front, "
+                           "per question type, from memstream eval --design --json FILE output")
+    des.add_argument("eval_json")
+    des.add_argument("--measure", choices=["evidence_verbatim", "evidence_reachable", "judge_accuracy", "f1"],
+                     default="evidence_verbatim")
+    output_flag(des, required=True, help="the plot file, .png or .svg")
 
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
     p.add_argument("dataset", choices=["locomo", "longmemeval"])
     p.add_argument("path", help="the benchmark's JSON file, in its original schema")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
-                   help="LongMemEval: a memory per session or per round (default session)")
-    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all")
+                   help="LongMemEval: a memory per session or per round (default session; with --design "
+                        "always round: the designs are written turn by turn)")
+    p.add_argument("--retriever", default="all", help="a retriever name, a comma list, or all; with --design, "
+                   "the one the tiered design retrieves with (all: its default, hybrid)")
     cutoff_flag(p, default=[5, 10], several=True, help="cut-offs, e.g. 5,10,20")
     weight_flags(p, EVAL_WEIGHTS)
     p.add_argument("--context", type=int, default=1, help="LoCoMo: turns either side in a turn's key")
@@ -80,6 +88,19 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--plot", metavar="FILE", help="draw recall@k curves (.png or .svg)")
     p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
     model_flags(p, cache=False)
+    d = p.add_argument_group("answers from memory designs (with --design)")
+    d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
+                   "list or all (full, buffer-summary, vector, stream, tiered); full is always measured")
+    d.add_argument("--budget", default="1000,2000,4000", help="context budgets in tokens (default 1000,2000,4000)")
+    d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
+                   "openai:MODEL")
+    d.add_argument("--judge", default="offline", help="score each answer with this model (offline: the lexical "
+                   "stand-in, or openai:MODEL)")
+    d.add_argument("--window", type=positive_int, default=128_000,
+                   help="the answer model's context window in tokens (default 128000)")
+    d.add_argument("--limit", type=positive_int, help="at most this many questions (a slice, in file order)")
+    d.add_argument("--state", metavar="DIR", help="keep each design's state per conversation here, and read it back "
+                   "instead of writing the conversation again")
 
     return {"plot": cmd_plot, "eval": cmd_eval}
 
@@ -89,12 +110,19 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
-    out = check_image_output(args.output, "-o", [args.src] if args.plot != "recall" else [args.eval_json])
+    out = check_image_output(args.output, "-o", [args.eval_json] if args.plot in ("recall", "designs") else [args.src])
     if args.plot == "sweep":
         cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
             raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
         print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        return 0
+    if args.plot == "designs":
+        path = Path(args.eval_json)
+        rows = read_json(path, "eval --design --json output")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "design" in r for r in rows):
+            raise MemstreamError(f"{path} is not memstream eval --design --json output")
+        print(f"wrote {plots.save(plots.designs(rows, measure=args.measure), out)}")
         return 0
     if args.plot == "recall":
         path = Path(args.eval_json)
@@ -135,6 +163,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import recall, save
 
+    if args.design:
+        return cmd_eval_designs(args)
     ks = args.k
     if not 0 < args.decay <= 1:
         raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
@@ -159,3 +189,60 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
 
+
+
+def _budgets(text: str) -> list[int]:
+    try:
+        budgets = sorted({int(b) for b in text.split(",")})
+    except ValueError:
+        budgets = []
+    if not budgets or budgets[0] <= 0:
+        raise MemstreamError(f"--budget {text!r} must be positive token counts, e.g. 1000,2000,4000")
+    return budgets
+
+
+def cmd_eval_designs(args: argparse.Namespace) -> int:
+    """``memstream eval ... --design D``: answers from each design's context, judged, scored, costed."""
+    from memstream.designs import RetrievalWeights, check_retriever, design_names
+    from memstream.eval import Models, designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
+    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+    from memstream.plots import designs, save
+    from memstream.stream import Weights
+
+    names = design_names(args.design)
+    budgets = _budgets(args.budget)
+    tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
+    if not 0 < args.decay <= 1:
+        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
+    w = args.weights
+    json_out = check_json_output(args.json, [args.path])
+    plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
+    if args.dataset == "locomo":
+        dataset = load_locomo(args.path, context=args.context)
+    else:
+        dataset = load_longmemeval(args.path, granularity="round", abstention=True)
+    if args.limit:
+        dataset = sliced(dataset, args.limit)
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+
+    def model(spec: str | None):  # noqa: ANN202 - a ChatModel, imported lazily
+        chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
+        if chat.name.startswith("offline"):
+            return chat
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        return CachedChatModel(chat, cache)
+
+    embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
+    models = Models(model(args.llm), model(args.answer), model(args.judge), embedder)
+    stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
+    settings = {"stream": {"weights": Weights(**stream, decay=args.decay)},
+                "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
+    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
+                            state_dir=Path(args.state) if args.state else None)
+    if json_out != STDOUT:
+        print(designs_table(rows))
+    write_json(json_out, rows)
+    if plot:
+        said = f"wrote {save(designs(rows), plot)}"
+        print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
+    return 0

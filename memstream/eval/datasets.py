@@ -52,6 +52,8 @@ class Question:
     asked_at: datetime
     evidence: frozenset[int]  # positions of the evidence memories in the haystack
     category: str
+    answer: str = ""          # the gold answer (for LongMemEval's abstention items, why it cannot be answered)
+    abstention: bool = False  # no answer in the haystack: a right answer says so
 
 
 @dataclass
@@ -146,7 +148,7 @@ def load_locomo(path: str | Path, *, context: int = 1) -> Dataset:
                 out.skipped["questions without resolvable evidence"] += 1
                 continue
             questions.append(Question(f"{conv.get('sample_id', n)}/{j}", str(qa.get("question", "")),
-                                      last_time, frozenset(evidence), category))
+                                      last_time, frozenset(evidence), category, str(qa.get("answer", ""))))
         out.haystacks.append(Haystack(str(conv.get("sample_id", n)), memories, questions))
     return out
 
@@ -162,11 +164,12 @@ def _lme_time(text: str) -> datetime:
 
 
 def load_longmemeval(path: str | Path, *, granularity: Literal["session", "round"] = "session",
-                     roles: tuple[str, ...] = ("user", "assistant")) -> Dataset:
+                     roles: tuple[str, ...] = ("user", "assistant"), abstention: bool = False) -> Dataset:
     """One haystack per item. ``session``: each session a memory, evidence = answer_session_ids.
     ``round``: each user turn with the assistant's reply a memory, evidence = rounds with has_answer.
 
     ``roles`` limits what the embedder reads (BM25 and context cost always see all text).
+    ``abstention`` keeps the abstention items (no evidence; answers are judged on them).
     """
     if granularity not in ("session", "round"):
         raise MemstreamError(f"granularity {granularity!r} must be session or round")
@@ -174,7 +177,8 @@ def load_longmemeval(path: str | Path, *, granularity: Literal["session", "round
                  lambda x: isinstance(x.get("haystack_sessions"), list) and "question" in x)
     out = Dataset("longmemeval", granularity, [])
     for item in data:
-        if str(item.get("question_id", "")).endswith("_abs"):
+        abstains = str(item.get("question_id", "")).endswith("_abs")
+        if abstains and not abstention:
             out.skipped["abstention questions (no evidence)"] += 1
             continue
         memories, evidence = [], set()
@@ -191,11 +195,14 @@ def load_longmemeval(path: str | Path, *, granularity: Literal["session", "round
                 if hit:
                     evidence.add(len(memories))
                 memories.append(EvalMemory(key, text, chunks or windows(text), when, [text]))
-        if not evidence:
+        if abstains:
+            evidence = set()
+        elif not evidence:
             out.skipped["items without evidence at this granularity"] += 1
             continue
         q = Question(str(item["question_id"]), str(item["question"]), _lme_time(item["question_date"]),
-                     frozenset(evidence), str(item.get("question_type", "unknown")))
+                     frozenset(evidence), str(item.get("question_type", "unknown")), str(item.get("answer", "")),
+                     abstains)
         out.haystacks.append(Haystack(q.qid, memories, [q]))
     return out
 
@@ -209,3 +216,14 @@ def _rounds(session: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         else:
             rounds[-1].append(turn)
     return rounds
+
+
+def sliced(dataset: Dataset, limit: int) -> Dataset:
+    """The first ``limit`` questions of ``dataset`` (in file order), with only the haystacks they ask of."""
+    haystacks, left = [], limit
+    for h in dataset.haystacks:
+        if left <= 0:
+            break
+        haystacks.append(Haystack(h.key, h.memories, h.questions[:left]))
+        left -= len(haystacks[-1].questions)
+    return Dataset(dataset.name, dataset.granularity, haystacks, dataset.skipped)

@@ -9,49 +9,36 @@ normalisation, recency and tie-breaking (``memstream.stream.scoring``).
 
 from __future__ import annotations
 
-import logging
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import bm25s
 import numpy as np
-import Stemmer
 from tqdm import tqdm
 
+from memstream.designs import (
+    NEEDS_IMPORTANCE,
+    RETRIEVERS,
+    RetrievalWeights,
+    Signals,
+    bm25_index,
+    bm25_scores,
+    score,
+    tokenize,
+)
 from memstream.errors import MemstreamError
 from memstream.eval.datasets import Dataset, Haystack
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import ChatModel, Embedder, count_tokens
-from memstream.stream import minmax, rate_importance, recency, time_scope, top_k
+from memstream.stream import rate_importance, time_scope, top_k
 from memstream.timeutil import to_epoch
 
-RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",
-              "generative+bm25")
-#: Reciprocal rank fusion constant (Cormack et al. 2009).
-RRF_K = 60
 #: The importance prompt sees at most this many characters of a memory (a session can be long).
 IMPORTANCE_CHARS = 1500
-_NEEDS_IMPORTANCE = {"importance", "generative", "generative+bm25"}
-_STEMMER = Stemmer.Stemmer("english")
-logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
-
-
-@dataclass(frozen=True)
-class EvalWeights:
-    recency: float = 1.0
-    importance: float = 1.0
-    relevance: float = 1.0
-    bm25: float = 1.0
-    #: Added to a memory inside the span a question names ("two weeks ago", "in May 2023").
-    time: float = 1.0
-    decay: float = 0.995
-
-
-def _tokenize(texts: list[str]) -> list[list[str]]:
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, show_progress=False, return_ids=False)
+#: The retrievers' weights (the name ``memstream eval`` has always used).
+EvalWeights = RetrievalWeights
 
 
 @dataclass
@@ -79,7 +66,7 @@ def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers
         relevance = np.zeros((len(q_texts), len(h.memories)), dtype=np.float32)
     bm25 = np.zeros_like(relevance, dtype=np.float64)
     bm25_keys = bm25
-    q_tokens = _tokenize(q_texts)
+    q_tokens = tokenize(q_texts)
     if retrievers & {"bm25"}:
         bm25 = _bm25([m.text for m in h.memories], q_tokens, np.arange(len(h.memories)))
     if retrievers & {"bm25+keys", "hybrid", "generative+bm25"}:
@@ -87,7 +74,7 @@ def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers
         starts = np.cumsum([0] + [len(m.lexical_keys or [m.text]) for m in h.memories[:-1]])
         bm25_keys = _bm25(keys, q_tokens, starts)
     importance = np.full(len(h.memories), 5.0)
-    if retrievers & _NEEDS_IMPORTANCE:
+    if retrievers & NEEDS_IMPORTANCE:
         if chat is None:
             raise MemstreamError("the importance and generative retrievers need a chat model")
         importance = np.array(rate_importance(chat, [m.text[:IMPORTANCE_CHARS] for m in h.memories]),
@@ -104,46 +91,13 @@ def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers
 
 def _bm25(docs: list[str], q_tokens: list[list[str]], starts: np.ndarray) -> np.ndarray:
     """BM25 of every query against ``docs``; a memory (docs from ``starts``) scores as its best doc."""
-    index = bm25s.BM25()
-    index.index(_tokenize(docs), show_progress=False)
-    scores = np.zeros((len(q_tokens), len(docs)))
-    for i, q in enumerate(q_tokens):
-        if q:
-            scores[i] = index.get_scores(q)
-    return np.maximum.reduceat(scores, starts, axis=1)
-
-
-def _ranks(scores: np.ndarray) -> np.ndarray:
-    """1-based rank of each memory under ``scores`` (ties toward the newer memory)."""
-    order = top_k(scores, len(scores))
-    ranks = np.empty(len(scores), dtype=np.int64)
-    ranks[order] = np.arange(1, len(scores) + 1)
-    return ranks
+    return bm25_scores(bm25_index(docs), len(docs), q_tokens, starts)
 
 
 def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
-    """Question ``i``'s score of every memory under retriever ``name``."""
-    rec = recency(p.created_s, p.asked_s[i], w.decay)
-    if name == "recency":
-        return rec
-    if name == "importance":
-        return p.importance
-    if name == "relevance":
-        return p.relevance[i].astype(np.float64)
-    if name == "bm25":
-        return p.bm25[i]
-    if name == "bm25+keys":
-        return p.bm25_keys[i]
-    if name == "hybrid":
-        dense = p.relevance[i].astype(np.float64)
-        return 1.0 / (RRF_K + _ranks(p.bm25_keys[i])) + 1.0 / (RRF_K + _ranks(dense))
-    total = (w.recency * minmax(rec) + w.importance * minmax(p.importance)
-             + w.relevance * minmax(p.relevance[i].astype(np.float64)) + w.time * p.in_scope[i])
-    if name == "generative":
-        return total
-    if name == "generative+bm25":
-        return total + w.bm25 * minmax(p.bm25_keys[i])
-    raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
+    """Question ``i``'s score of every memory under retriever ``name`` (the rules: ``memstream.designs``)."""
+    return score(name, Signals(p.relevance[i], p.bm25[i], p.bm25_keys[i], p.importance, p.created_s,
+                               float(p.asked_s[i]), p.in_scope[i]), w)
 
 
 def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,

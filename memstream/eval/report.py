@@ -1,4 +1,4 @@
-"""Reading evaluation results: a table with retrievers as rows (the recall@k plot is ``memstream.plots.recall``)."""
+"""Reading evaluation results: tables with retrievers or designs as rows (plots: ``memstream.plots``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,37 @@ def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
         share = r.get(f"context_share_median@{kmax}")
         lines.append(f"{r['retriever']:<16}" + "".join(f"{r[c]:>9.3f}" for c in cols)
                      + (f"{share:>9.1%}" if share is not None else f"{'-':>9}"))
+    if head.get("skipped"):
+        lines.append("skipped: " + "; ".join(f"{v} {k}" for k, v in head["skipped"].items()))
+    return "\n".join(lines)
+
+
+def designs_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Designs and budgets as rows: judged accuracy, F1, evidence in context (verbatim, by provenance),
+    context tokens, cost of writing per question, and context assembly time."""
+    if not rows:
+        return "(no results)"
+    head = rows[0]
+    lines = [f"{head['dataset']}, {head['n']} questions ({head['n_evidence']} with evidence), answer "
+             f"{head['answer_model']}, judge {head['judge']}, embedder {head['embedder']}",
+             f"{'design':<15}{'budget':>7}{'judge':>7}{'F1':>7}{'EM':>6}{'ev.verb':>8}{'ev.prov':>8}"
+             f"{'ctx tok':>9}{'cut':>6}{'w.calls':>8}{'w.tok':>8}{'asm ms':>8}"]
+    for r in rows:
+        lines.append(f"{r['design']:<15}{r['budget']!s:>7}{r['judge_accuracy']:>7.3f}{r['f1']:>7.3f}"
+                     f"{r['exact_match']:>6.3f}{r['evidence_verbatim']:>8.3f}{r['evidence_reachable']:>8.3f}"
+                     f"{r['context_tokens']:>9.0f}{r['cut_per_question']:>6.1f}{r['write_calls_per_question']:>8.2f}"
+                     f"{r['write_tokens_per_question']:>8.0f}{r['assembly_ms']:>8.2f}")
+    types = sorted({c for r in rows for c in r.get("per_category", {})})
+    if types:
+        lines.append("per question type: evidence verbatim / judge")
+        lines.append(f"{'design':<15}{'budget':>7}" + "".join(f"{t[:17]:>18}" for t in types))
+        for r in rows:
+            cells = [r["per_category"].get(t) for t in types]
+            lines.append(f"{r['design']:<15}{r['budget']!s:>7}" + "".join(
+                f"{c['evidence_verbatim']:>11.3f} /{c['judge_accuracy']:.2f}" if c else f"{'-':>18}" for c in cells))
+    windowed = sum(r["cut_to_window"] for r in rows)
+    if windowed:
+        lines.append(f"{windowed} contexts were assembled to fit the answer model's window instead of their budget")
     if head.get("skipped"):
         lines.append("skipped: " + "; ".join(f"{v} {k}" for k, v in head["skipped"].items()))
     return "\n".join(lines)

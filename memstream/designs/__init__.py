@@ -1,0 +1,40 @@
+"""Memory designs side by side: one interface (write, context, consolidate, state), five designs.
+
+``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
+summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
+its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets).
+Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
+"""
+
+from memstream.designs import offline as _offline_rules  # noqa: F401 - registers the summary rule
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.buffer import BufferConfig, BufferSummary
+from memstream.designs.context import Block, Context, Line
+from memstream.designs.entries import Entry, Record, entry
+from memstream.designs.full import FullConfig, FullContext
+from memstream.designs.persist import load_state, save_state
+from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
+from memstream.designs.retrievers import (
+    NEEDS_IMPORTANCE,
+    NEEDS_VECTORS,
+    RETRIEVERS,
+    RRF_K,
+    RetrievalWeights,
+    Signals,
+    bm25_index,
+    bm25_scores,
+    check_retriever,
+    score,
+    tokenize,
+)
+from memstream.designs.stream import StreamConfig, StreamDesign
+from memstream.designs.tiered import TieredConfig, TieredDesign
+from memstream.designs.vector import VectorDesign
+
+__all__ = [
+    "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
+    "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
+    "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
+    "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores", "check_budget", "check_retriever", "design_names",
+    "entry", "load_state", "make_design", "save_state", "score", "tokenize",
+]

@@ -1,0 +1,96 @@
+"""The memory-design interface: what every design does for each owner it remembers for.
+
+- :meth:`MemoryDesign.write_stage` takes entries (turns, observations, tool results) in the
+  order they happened and returns their record ids; a design that needs the model to write
+  (the stream rates importance) asks through requests.
+- :meth:`MemoryDesign.context` assembles what the model will see for a query at a time under a
+  token budget: labelled blocks with their provenance (:class:`~memstream.designs.context.Context`).
+  It never asks the model: assembly is on the answer's path.
+- :meth:`MemoryDesign.consolidate_stage` is the background work (summaries, reflection), called
+  where the design's user chooses (a session boundary is the natural point).
+- :meth:`get_state` / :meth:`set_state` hold everything the design knows as JSON-ready data;
+  :mod:`memstream.designs.persist` keeps it in a file that names the design that wrote it.
+
+Every model call is a request stage (``memstream.models.Request``), so a batched runner can
+answer many owners' questions at once, through the call cache, with retries counted by purpose.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from memstream.designs.context import Context
+from memstream.designs.entries import Entry
+from memstream.errors import MemstreamError
+from memstream.models import ChatModel, Stage, run_direct
+
+
+class DesignConfig(BaseModel):
+    """A design's settings (each design extends this); kept in its state file."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MemoryDesign(ABC):
+    """One way of remembering for an LLM agent, behind the interface every design shares."""
+
+    name: ClassVar[str]
+    Config: ClassVar[type[DesignConfig]] = DesignConfig
+    #: Whether the design takes an ``embedder`` (it ranks by relevance).
+    embeds: ClassVar[bool] = False
+
+    def __init__(self, config: DesignConfig | None = None) -> None:
+        self.config = config or self.Config()
+
+    @abstractmethod
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        """Remember ``entries`` (in the order they happened); their record ids."""
+
+    @abstractmethod
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        """What the model sees for ``query`` at ``now``, in at most ``budget_tokens`` tokens."""
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
+        """Background work for ``owner`` at ``now``; the number of records or summaries it wrote."""
+        return 0
+        yield  # a generator, even for a design with nothing to consolidate
+
+    @abstractmethod
+    def get_state(self) -> dict[str, Any]:
+        """Everything the design knows, JSON-ready."""
+
+    @abstractmethod
+    def set_state(self, state: dict[str, Any]) -> None:
+        """Load :meth:`get_state` output into this (fresh) design."""
+
+    # -- answered at once, for library calls and notebooks -----------------------------------
+
+    def write(self, owner: str, entries: Sequence[Entry], *, chat: ChatModel | None = None) -> list[int]:
+        return _drive(self.write_stage(owner, entries), chat, self.name, "write")
+
+    def consolidate(self, owner: str, now: datetime, *, chat: ChatModel | None = None) -> int:
+        return _drive(self.consolidate_stage(owner, now), chat, self.name, "consolidate")
+
+
+def _drive(stage: Stage[Any], chat: ChatModel | None, design: str, what: str) -> Any:
+    """``stage`` answered by ``chat``; with no chat model, a stage that asks one fails with one line."""
+    if chat is not None:
+        return run_direct(stage, chat)
+    try:
+        asked = next(stage)
+    except StopIteration as done:
+        return done.value
+    purpose = (asked[0] if isinstance(asked, list) else asked).purpose
+    stage.close()
+    raise MemstreamError(f"the {design} design asks a chat model to {what} ({purpose}); pass chat=...")
+
+
+def check_budget(budget_tokens: int) -> int:
+    if not isinstance(budget_tokens, int) or budget_tokens <= 0:
+        raise MemstreamError(f"a context budget must be a positive number of tokens, got {budget_tokens!r}")
+    return budget_tokens

@@ -1,0 +1,78 @@
+"""``buffer-summary``: the last N turns verbatim, and a recursive summary of the turns evicted before them.
+
+LangChain's ConversationSummaryBufferMemory (a buffer of recent messages, older ones folded into a
+running summary when the buffer overflows) and MemGPT's recursive summary (Packer et al. 2023:
+evicted messages summarised with the previous summary). Evicted turns are summarised in batches
+of ``batch`` (one request each) as they are written; :meth:`consolidate_stage` folds in what is
+left (a session's end). Until then they stay in the window, so nothing is ever out of both.
+The summary takes up to ``summary_share`` of the budget, the window the rest, newest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.log import RecordLog
+from memstream.designs.summary import Summary, absorb_stage
+from memstream.models import Stage
+from memstream.stream import normalise_owner
+
+
+class BufferConfig(DesignConfig):
+    turns: int = Field(default=20, gt=0, description="turns kept verbatim")
+    batch: int = Field(default=10, gt=0, description="evicted turns summarised per request")
+    summary_words: int = Field(default=300, gt=0, description="the summary's length limit, asked of the model")
+    summary_share: float = Field(default=0.3, ge=0, le=1, description="of the budget, at most, for the summary")
+
+
+class BufferSummary(MemoryDesign):
+    name = "buffer-summary"
+    Config = BufferConfig
+
+    def __init__(self, config: BufferConfig | None = None) -> None:
+        super().__init__(config)
+        self.log = RecordLog()
+        self.summaries: dict[str, Summary] = {}
+
+    def _summary(self, owner: str) -> Summary:
+        return self.summaries.setdefault(normalise_owner(owner), Summary())
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        records = self.log.append(owner, entries)
+        summary = self._summary(owner)
+        mine = self.log.records(owner)
+        evicted_through = len(mine) - self.config.turns
+        seen = len(summary.covers) + len(summary.pending)
+        summary.pending.extend(mine[seen:max(seen, evicted_through)])
+        yield from absorb_stage(summary, self.config.batch, self.config.summary_words)
+        return [r.id for r in records]
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
+        return (yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
+                                        everything=True))
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        summary = self._summary(owner)
+        summary_fit = fit_newest(summary.lines(), room_for("summary", int(budget_tokens * self.config.summary_share)))
+        summary_block = block("summary", summary_fit.kept)
+        used = summary_block.tokens if summary_block else 0
+        window = self.log.lines_of(owner)[len(summary.covers):]  # the last N, and any not yet summarised
+        window_fit = fit_newest(window, room_for("window", budget_tokens - used))
+        blocks = [b for b in (summary_block, block("window", window_fit.kept)) if b]
+        return Context(blocks, budget_tokens, summary_fit.cut + window_fit.cut,
+                       summary_fit.cut_tokens + window_fit.cut_tokens)
+
+    def get_state(self) -> dict[str, Any]:
+        return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()}}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])
+        self.summaries = {o: Summary.from_dict(s) for o, s in state["summaries"].items()}

@@ -1,0 +1,85 @@
+"""What a design is given to remember (an :class:`Entry`) and what it keeps of it (a :class:`Record`).
+
+An entry is a turn of a conversation, an observation or a tool result, with its time and its
+source (the speaker, the tool, the sensor). Entries arrive from users and datasets, so they are
+validated (pydantic); records are the design's own, plain dataclasses, each with an id that
+provenance names.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from memstream.errors import MemstreamError
+from memstream.stream import MemoryText
+
+#: What an entry is. ``pinned`` entries (a profile, standing instructions) are always in a tiered context.
+Kind = Literal["turn", "observation", "tool", "pinned"]
+
+
+class Entry(BaseModel):
+    """One thing to remember: its text, when it happened, where it came from, and its session."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: MemoryText
+    at: datetime
+    source: str = "user"
+    kind: Kind = "turn"
+    session: str = ""
+
+    @field_validator("at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("at has no time zone; add one, e.g. +00:00")
+        return value
+
+
+def entry(**fields: Any) -> Entry:
+    """An entry from its fields, with a one-line error naming the problem."""
+    try:
+        return Entry(**fields)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise MemstreamError(f"bad entry: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+@dataclass(frozen=True)
+class Record:
+    """An entry as a design keeps it: with its id, its owner and the line a context shows."""
+
+    id: int
+    owner: str
+    text: str
+    at: datetime
+    source: str
+    kind: str
+    session: str
+
+    @property
+    def stamp(self) -> str:
+        """The heading a record is shown under in a context: when it was said."""
+        return stamp_of(self.at)
+
+    @property
+    def line(self) -> str:
+        """How the record reads on its own (in a prompt to summarise it): its stamp, then its text."""
+        return f"{self.stamp} {self.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "owner": self.owner, "text": self.text, "at": self.at.isoformat(),
+                "source": self.source, "kind": self.kind, "session": self.session}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Record:
+        return cls(int(d["id"]), d["owner"], d["text"], datetime.fromisoformat(d["at"]), d["source"], d["kind"],
+                   d["session"])
+
+
+def stamp_of(at: datetime) -> str:
+    return f"[{at:%d %B %Y %H:%M}]"

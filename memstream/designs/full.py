@@ -1,0 +1,51 @@
+"""``full``: the whole history in the context, cut from the oldest only when it does not fit.
+
+The baseline every memory system is measured against (Mem0's paper, Chhikara et al. 2025: a
+full-context baseline beat every memory system on accuracy and lost on tokens and latency).
+Nothing is summarised or retrieved; the limit is the budget or the model's window, whichever is
+smaller, and every record cut is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.log import RecordLog
+from memstream.models import Stage
+
+
+class FullConfig(DesignConfig):
+    #: The answer model's context window in tokens (a context is never larger).
+    window_tokens: int = Field(default=128_000, gt=0)
+
+
+class FullContext(MemoryDesign):
+    name = "full"
+    Config = FullConfig
+
+    def __init__(self, config: FullConfig | None = None) -> None:
+        super().__init__(config)
+        self.log = RecordLog()
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        return [r.id for r in self.log.append(owner, entries)]
+        yield
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        limit = min(check_budget(budget_tokens), self.config.window_tokens)
+        fit = fit_newest(self.log.lines_of(owner), room_for("history", limit))
+        made = block("history", fit.kept)
+        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+
+    def get_state(self) -> dict[str, Any]:
+        return {"log": self.log.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])

@@ -1,0 +1,113 @@
+"""``stream``: the Generative Agents memory stream (Park et al. 2023), as memstream implements it.
+
+Every entry becomes a memory whose importance the model rates when it is written; a context is
+the memories the paper's score ranks best (recency + importance + relevance, min-max normalised,
+with memstream's optional time term), best first until the budget is full, shown in time order.
+Consolidation is the paper's reflection: when the summed importance since the last reflection
+passes ``reflect_threshold``, questions, retrieved evidence and cited insights, written back as
+memories; an insight's provenance is every memory it cites, through earlier insights too.
+Retrieval for a context records no access by default (``touch``), so a question does not change
+what the next one sees; the paper's agent does record it (``touch=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from pydantic import Field
+
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.log import stamped
+from memstream.models import Embedder, Stage
+from memstream.reflection import THRESHOLD, maybe_reflect_stage
+from memstream.stream import (
+    DIALOGUE,
+    OBSERVATION,
+    REFLECTION,
+    Memory,
+    MemoryStream,
+    Weights,
+    importance_stage,
+    new_memory,
+    normalise_owner,
+)
+
+#: Memories ranked per context before the budget is filled (a 4k budget holds ~100 turns).
+CANDIDATES = 400
+_KINDS = {"turn": DIALOGUE, "observation": OBSERVATION, "tool": OBSERVATION, "pinned": OBSERVATION}
+
+
+class StreamConfig(DesignConfig):
+    weights: Weights = Field(default_factory=Weights)
+    reflect_threshold: int = Field(default=THRESHOLD, gt=0)
+    touch: bool = False
+
+
+class StreamDesign(MemoryDesign):
+    name = "stream"
+    embeds = True
+    Config = StreamConfig
+
+    def __init__(self, config: StreamConfig | None = None, *, embedder: Embedder | None = None) -> None:
+        super().__init__(config)
+        self.stream = MemoryStream(":memory:", embedder, weights=self.config.weights)
+        self.reflections = 0
+        self._lines: dict[int, Line] = {}
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        ratings = yield from importance_stage([e.text for e in entries])
+        return [self.stream.write(new_memory(
+            owner=owner, text=e.text, kind=_KINDS[e.kind], created_at=e.at, importance=rating,
+            metadata={"source": e.source, "session": e.session, "entry": e.kind})) for e, rating in
+            zip(entries, ratings, strict=True)]
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
+        if not self.stream.has(owner):
+            return 0
+        result = yield from maybe_reflect_stage(self.stream, owner, now, self.config.reflect_threshold)
+        self.reflections += result is not None
+        return len(result.insights) if result else 0
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        if not self.stream.has(owner):
+            return Context([], budget_tokens)
+        recalls = self.stream.retrieve(owner, query, now=now, k=CANDIDATES, touch=self.config.touch)
+        ranked = (self._line(owner, r.memory) for r in recalls)
+        fit = fit_best(ranked, room_for("retrieved", budget_tokens))
+        made = block("retrieved", in_time_order(fit.kept))
+        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+
+    def _line(self, owner: str, memory: Memory) -> Line:
+        """A memory's line in a context, made once (memories never change)."""
+        if (made := self._lines.get(memory.id)) is not None:
+            return made
+        text = f"(insight) {memory.text}" if memory.kind == REFLECTION else memory.text
+        ids = _closure(self.stream, normalise_owner(owner), memory.id) if memory.cites else (memory.id,)
+        made = self._lines[memory.id] = stamped(text, ids, memory.created_at)
+        return made
+
+    def get_state(self) -> dict[str, Any]:
+        owners = self.stream.owners()
+        return {"stream": self.stream.get_state(),
+                "reflected": {o: self.stream.reflected_through(o) for o in owners}}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.stream.set_state(state["stream"])
+        for owner, through in state["reflected"].items():
+            self.stream.mark_reflected(owner, through)
+
+
+def _closure(stream: MemoryStream, owner: str, memory_id: int) -> tuple[int, ...]:
+    """The memory and everything it cites, through earlier insights (its provenance)."""
+    @cache
+    def sources(mid: int) -> tuple[int, ...]:
+        memory = stream.get(owner, mid)
+        return tuple(dict.fromkeys([mid, *(i for c in memory.cites for i in sources(c))]))
+
+    return sources(memory_id)

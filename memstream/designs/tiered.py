@@ -1,0 +1,141 @@
+"""``tiered``: pinned + summary + recent window + retrieved, each tier under its own share of the budget.
+
+The shape of MemGPT's main context (system and core memory always in, a recursive summary, the
+FIFO queue of recent messages) with retrieval from the whole history added, as Zep and Mem0
+assemble theirs: a small always-present part, the gist of the past, the last few turns, and
+whatever the query needs from anywhere. Tiers are filled in that order, each up to its share of
+the budget; what a tier leaves unused goes to the retrieved tier, which takes the rest. Retrieval
+is any of memstream's retrievers (``memstream.designs.RETRIEVERS``; records already in the window
+are not retrieved twice); the generative ones rate importance as entries are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, Fit, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.index import RecordIndex
+from memstream.designs.log import RecordLog
+from memstream.designs.retrievers import (
+    LEXICAL,
+    NEEDS_IMPORTANCE,
+    NEEDS_VECTORS,
+    RetrievalWeights,
+    check_retriever,
+    score,
+)
+from memstream.designs.summary import Summary, absorb_stage
+from memstream.models import Embedder, Stage, make_embedder
+from memstream.stream import importance_stage, normalise_owner, top_k
+
+
+class TieredConfig(DesignConfig):
+    retriever: str = "hybrid"
+    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    window_turns: int = Field(default=10, gt=0, description="recent turns kept verbatim")
+    batch: int = Field(default=10, gt=0, description="turns summarised per request")
+    summary_words: int = Field(default=150, gt=0)
+    pinned_share: float = Field(default=0.1, ge=0, le=1)
+    summary_share: float = Field(default=0.1, ge=0, le=1)
+    window_share: float = Field(default=0.15, ge=0, le=1)
+
+    @field_validator("retriever")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        return check_retriever(value)
+
+
+class TieredDesign(MemoryDesign):
+    name = "tiered"
+    embeds = True
+    Config = TieredConfig
+
+    def __init__(self, config: TieredConfig | None = None, *, embedder: Embedder | None = None) -> None:
+        super().__init__(config)
+        dense = self.config.retriever in NEEDS_VECTORS
+        self.embedder = (embedder or make_embedder()) if dense else None
+        self.log = RecordLog()
+        self.indexes: dict[str, RecordIndex] = {}
+        self.summaries: dict[str, Summary] = {}
+        self.importance: dict[int, int] = {}
+
+    def _index(self, owner: str) -> RecordIndex:
+        return self.indexes.setdefault(normalise_owner(owner), RecordIndex(self.embedder))
+
+    def _summary(self, owner: str) -> Summary:
+        return self.summaries.setdefault(normalise_owner(owner), Summary())
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        ratings: list[int] | None = None
+        if self.config.retriever in NEEDS_IMPORTANCE:
+            ratings = yield from importance_stage([e.text for e in entries])
+        records = self.log.append(owner, entries)
+        if ratings is not None:
+            self.importance.update((r.id, x) for r, x in zip(records, ratings, strict=True))
+        self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])
+        summary = self._summary(owner)
+        turns = [r for r in self.log.records(owner) if r.kind != "pinned"]
+        seen = len(summary.covers) + len(summary.pending)
+        summary.pending.extend(turns[seen:max(seen, len(turns) - self.config.window_turns)])
+        yield from absorb_stage(summary, self.config.batch, self.config.summary_words)
+        return [r.id for r in records]
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
+        made = yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
+                                       everything=True)
+        if self.config.retriever in LEXICAL:
+            self._index(owner).prepare()
+        return made
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        c = self.config
+        lines = self.log.lines_of(owner)
+        records = self.log.records(owner)
+        summary = self._summary(owner)
+        pinned = [x for x, r in zip(lines, records, strict=True) if r.kind == "pinned"]
+        absorbed = set(summary.covers)
+        window = [x for x, r in zip(lines, records, strict=True) if r.kind != "pinned" and r.id not in absorbed]
+        fits: dict[str, Fit] = {}
+        left = budget_tokens
+        for tier, candidates, share in (("pinned", pinned, c.pinned_share), ("summary", summary.lines(),
+                                        c.summary_share), ("window", window, c.window_share)):
+            fits[tier] = fit_newest(candidates, room_for(tier, min(left, int(budget_tokens * share))))
+            made = block(tier, fits[tier].kept)
+            left -= made.tokens if made else 0
+        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left),
+                                           {i for x in fits["window"].kept + fits["pinned"].kept for i in x.ids})
+        blocks = [b for tier in ("pinned", "summary", "retrieved", "window")
+                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
+        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
+                       sum(f.cut_tokens for f in fits.values()))
+
+    def _retrieve(self, owner: str, query: str, now: datetime, room: int, shown: set[int]) -> Fit:
+        index = self._index(owner)
+        if not len(index) or room <= 0:
+            return Fit([])
+        name = self.config.retriever
+        signals = index.signals(query, now, dense=name in NEEDS_VECTORS,
+                                lexical=name in LEXICAL)
+        scores = score(name, signals, self.config.weights)
+        lines = self.log.lines_of(owner)
+        ranked = (lines[i] for i in top_k(scores, len(lines)) if lines[i].ids[0] not in shown)
+        return fit_best(ranked, room)
+
+    def get_state(self) -> dict[str, Any]:
+        return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()},
+                "importance": {str(k): v for k, v in self.importance.items()}}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])
+        self.summaries = {o: Summary.from_dict(s) for o, s in state["summaries"].items()}
+        self.importance = {int(k): int(v) for k, v in state["importance"].items()}
+        self.indexes = {}
+        for owner, records in self.log.by_owner.items():
+            self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])

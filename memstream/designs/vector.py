@@ -1,0 +1,62 @@
+"""``vector``: relevance only, over every record (the "RAG over the whole history" baseline).
+
+Each record is embedded (a long one by its best window) and the records most similar to the
+query fill the budget, best first; they are shown in time order. No recency, no importance,
+no summary: the retrieval baseline of MemEngine's FUMemory/LTMemory and of Mem0's comparisons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memstream.designs.base import MemoryDesign, check_budget
+from memstream.designs.context import Context, block, fit_best, in_time_order, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.index import RecordIndex
+from memstream.designs.log import RecordLog
+from memstream.models import Embedder, Stage, make_embedder
+from memstream.stream import normalise_owner, top_k
+
+
+class VectorDesign(MemoryDesign):
+    name = "vector"
+    embeds = True
+
+    def __init__(self, config=None, *, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+        super().__init__(config)
+        self.embedder = embedder or make_embedder()
+        self.log = RecordLog()
+        self.indexes: dict[str, RecordIndex] = {}
+
+    def _index(self, owner: str) -> RecordIndex:
+        return self.indexes.setdefault(normalise_owner(owner), RecordIndex(self.embedder))
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        records = self.log.append(owner, entries)
+        self._index(owner).add(records)
+        return [r.id for r in records]
+        yield
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        index = self._index(owner)
+        if not len(index):
+            return Context([], budget_tokens)
+        relevance = index.relevance(query).astype(np.float64)
+        lines = self.log.lines_of(owner)
+        fit = fit_best((lines[i] for i in top_k(relevance, len(lines))), room_for("retrieved", budget_tokens))
+        made = block("retrieved", in_time_order(fit.kept))
+        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+
+    def get_state(self) -> dict[str, Any]:
+        return {"log": self.log.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])
+        self.indexes = {}
+        for owner, records in self.log.by_owner.items():
+            self._index(owner).add(records)

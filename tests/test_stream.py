@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
@@ -331,3 +333,24 @@ def test_lookups_by_many_ids_stay_under_sqlites_limit_on_parameters(tmp_path) ->
         s.store.db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 100)
         ids = [m.id for m in written]
         assert len(s.store.rows(ids)) == 1_000 and len(s.store.owners_of(ids)) == 1_000
+
+
+@given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cy"]), st.sampled_from(["observation", "dialogue", "thought"]),
+                          st.integers(1, 10), st.sampled_from(["none", "trigger", "read"])), min_size=1, max_size=25))
+@settings(max_examples=60, deadline=None)
+def test_buffered_writes_read_as_if_written_at_once(ops: list[tuple[str, str, int, str]]) -> None:
+    """Ids follow the order of writing; the trigger's sums and an owner's last id count what waits in
+    the buffer; a read of an owner sees everything written before it."""
+    s = MemoryStream(":memory:", HashEmbedder(32))
+    kinds = ("observation", "dialogue")
+    for i, (owner, kind, importance, check) in enumerate(ops):
+        assert s.write(new_memory(owner=owner, text=f"{owner} {kind} {i}", kind=kind, created_at=hours(i),
+                                  importance=importance)) == i + 1
+        mine = [(n + 1, op) for n, op in enumerate(ops[: i + 1]) if op[0] == owner]
+        if check == "trigger":
+            assert s.importance_since(owner, kinds, 0) == sum(op[2] for _, op in mine if op[1] in kinds)
+            assert s.last_id(owner) == mine[-1][0]
+        elif check == "read":
+            assert [m.id for m in s.memories(owner)] == [n for n, _ in mine]
+    s.flush()
+    assert [m.id for o in s.owners() for m in s.memories(o)] != [] and s.count() == len(ops)

@@ -139,7 +139,7 @@ class MemoryStream:
         self._access_rowid = 0    # the newest access applied to them
         self._seen_version = -1   # the file's data version when they were last brought up to date
         self._buffer: list[NewMemory] = []      # written, not yet in the file; ids follow _max_id
-        self._buffered_owners: set[str] = set()
+        self._buffered_at: dict[str, list[int]] = {}  # owner -> its positions in the buffer
         self._buffered_meta: dict[str, str] = {}  # written with the buffer, in its transaction
         self._catch_up(force=True)
 
@@ -230,7 +230,7 @@ class MemoryStream:
         """Before a read of ``owner`` (None: of the whole stream): write the buffer if it holds any of
         what the read would see, and catch up with other processes. Reads are owner-scoped, so a
         read of an owner with nothing waiting returns exactly what it would after a flush."""
-        if self._buffer and (owner is None or owner in self._buffered_owners):
+        if self._buffer and (owner is None or owner in self._buffered_at):
             self.flush()
         self._catch_up()
 
@@ -245,8 +245,8 @@ class MemoryStream:
         memory_id = self._max_id + 1 + len(self._buffer)
         if any(not 0 < c < memory_id for c in item.cites):
             raise MemstreamError(f"memory cites {max(item.cites)}, which does not exist in {self.path}")
+        self._buffered_at.setdefault(item.owner, []).append(len(self._buffer))
         self._buffer.append(item)
-        self._buffered_owners.add(item.owner)
         if len(self._buffer) >= WRITE_BUFFER_MAX:
             self.flush()
         return memory_id
@@ -260,7 +260,7 @@ class MemoryStream:
         elif self._buffered_meta:
             with self.store.writing():
                 self.store.put_meta(self._buffered_meta)
-        self._buffer, self._buffered_owners, self._buffered_meta = [], set(), {}
+        self._buffer, self._buffered_at, self._buffered_meta = [], {}, {}
 
     def add(self, owner: str, text: str, *, at: datetime, importance: int, kind: str = OBSERVATION,
             cites: Sequence[int] = (), metadata: dict[str, Any] | None = None) -> Memory:
@@ -471,17 +471,16 @@ class MemoryStream:
     def importance_since(self, owner: str, kinds: tuple[str, ...], after_id: int) -> int:
         """The summed importance of ``owner``'s memories of ``kinds`` after id ``after_id`` (buffered ones too)."""
         owner = self._name(owner)
-        waiting = sum(int(it.importance or 0) for i, it in enumerate(self._buffer, self._max_id + 1)
-                      if it.owner == owner and it.kind in kinds and i > after_id)
+        first = self._max_id + 1
+        waiting = sum(int(self._buffer[p].importance or 0) for p in self._buffered_at.get(owner, ())
+                      if self._buffer[p].kind in kinds and first + p > after_id)
         return self.store.importance_since(owner, kinds, after_id) + waiting
 
     def last_id(self, owner: str) -> int:
         """The id of ``owner``'s newest memory (buffered ones too), 0 if it has none."""
         owner = self._name(owner)
-        for i in range(len(self._buffer) - 1, -1, -1):
-            if self._buffer[i].owner == owner:
-                return self._max_id + 1 + i
-        return self.store.last_id(owner)
+        waiting = self._buffered_at.get(owner)
+        return self._max_id + 1 + waiting[-1] if waiting else self.store.last_id(owner)
 
     def reflected_through(self, owner: str) -> int:
         """The id through which ``owner`` last reflected (0 if never): the reflection trigger counts
@@ -499,7 +498,7 @@ class MemoryStream:
     def has(self, owner: str) -> bool:
         """Whether ``owner`` has any memory (constant time: a simulation asks this for every agent)."""
         owner = self._name(owner)
-        if owner in self._buffered_owners:
+        if owner in self._buffered_at:
             return True
         self._catch_up()
         index = self._owners.get(owner)

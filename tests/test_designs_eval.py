@@ -138,6 +138,12 @@ def test_state_files_are_reused_and_another_design_s_is_refused(tmp_path: Path, 
     err = capsys.readouterr().err
     assert "holds the state of the 'stream' design, not 'full'; load it with --design stream" in err
     assert err.count("\n") == 1
+    (state / "c1.full.json").unlink()
+    path.write_text(path.read_text().replace("Pixel", "Mochi"))  # the same conversation's key, other words
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "c1.stream.json was written from another conversation or with another model" in err
+    assert err.count("\n") == 1
 
 
 def test_plot_designs_refuses_other_json(tmp_path: Path, capsys) -> None:

@@ -292,3 +292,35 @@ def test_a_folder_holding_only_a_dead_runs_lock_file_takes_a_new_run(made: Path,
     with RunDir.create(out, config(), RunDir.open(made).town) as run:
         assert run.config.hours == 0.5
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "town.json", "whispers.json"]
+
+
+def test_reflect_and_plan_refuse_a_run_s_stream_even_through_a_link(made: Path, tmp_path: Path, capsys) -> None:
+    """What they would write into a run's stream would be lost when the run resumes from its checkpoint."""
+    before = (made / "streams.db").read_bytes()
+    link = tmp_path / "link.db"
+    link.symlink_to(made / "streams.db")
+    agent = json.loads((made / "town.json").read_text())["residents"][0]["name"]
+    identity = tmp_path / "me.json"
+    identity.write_text(json.dumps({"name": agent, "age": 30, "traits": ["kind"], "occupation": "baker",
+                                    "workplace": "the bakery", "home": "home", "wake": "07:00", "sleep": "22:00"}))
+    for argv in (["reflect", str(made / "streams.db"), "--agent", agent],
+                 ["plan", str(made / "streams.db"), "--agent", agent, "--identity", str(identity), "--day",
+                  "2023-02-14-08:00"],
+                 ["add", str(link), "--agent", agent, "--text", "a note", "--importance", "3"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert "memstream: error:" in err[-1] and "is the stream of the run" in err[-1], err
+    assert (made / "streams.db").read_bytes() == before
+
+
+def test_a_checkpoint_with_a_damaged_agent_is_refused_in_one_line(made: Path, tmp_path: Path, capsys) -> None:
+    out = copy(made, tmp_path)
+    latest = out / "checkpoint" / (out / "checkpoint" / "LATEST").read_text().strip() / "state.json"
+    state = json.loads(latest.read_text())
+    del state["agents"][0]["location"]
+    latest.write_text(json.dumps(state))
+    config_before = (out / "config.json").read_bytes()
+    assert main(["run", "--resume", str(out), "--hours", "3"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is damaged (Body state has no location)" in err[0]
+    assert (out / "config.json").read_bytes() == config_before

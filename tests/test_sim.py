@@ -289,3 +289,14 @@ def test_a_component_state_is_its_fields_not_a_hand_written_list() -> None:
         keys = {f.metadata.get("key", f.name) for f in _fields(part) if f.metadata.get("state", True)}
         assert set(part.get_state()) == keys, type(part).__name__
     assert "ended" not in Conversation("a", "b").get_state()  # marked state=False: only true mid-step
+
+
+def test_a_damaged_agent_record_is_named_not_half_restored() -> None:
+    from memstream.sim.agent import Agent
+
+    good = Agent(load_town(default_town_path()).residents[0], Body("home")).get_state()
+    assert Agent.state_problem(good) is None
+    assert Agent.state_problem({k: v for k, v in good.items() if k != "location"}) == "Body state has no location"
+    assert Agent.state_problem({**good, "heard": None}) == "Mind state has heard: null"
+    assert Agent.state_problem({**good, "plan": None}) is None  # a plan may be absent
+    assert Agent.state_problem([1, 2]) == "an agent's state has no name"

@@ -354,3 +354,57 @@ def test_buffered_writes_read_as_if_written_at_once(ops: list[tuple[str, str, in
             assert [m.id for m in s.memories(owner)] == [n for n, _ in mine]
     s.flush()
     assert [m.id for o in s.owners() for m in s.memories(o)] != [] and s.count() == len(ops)
+
+
+def test_a_reader_sees_one_moment_of_a_file_another_process_is_writing(tmp_path) -> None:
+    """A memory and an access to it committed between the reader's two catch-up queries: the reader
+    sees neither until its next look (it once indexed the access before the memory, an IndexError)."""
+    path = tmp_path / "s.db"
+    writer = MemoryStream(path, HashEmbedder(64))
+    writer.add("alice", "one", at=T0, importance=3)
+    reader = MemoryStream(path, HashEmbedder(64), readonly=True)
+    accesses_after = reader.store.accesses_after
+
+    def racing(rowid: int):  # noqa: ANN202
+        m = writer.add("alice", "two", at=T0, importance=3)
+        writer.record_access("alice", [m.id], hours(1))
+        return accesses_after(rowid)
+
+    reader.store.accesses_after = racing
+    writer.add("alice", "zero", at=T0, importance=3)
+    assert reader.count("alice") == 2  # one and zero: the moment the reader looked
+    reader.store.accesses_after = accesses_after
+    assert [m.text for m in reader.memories("alice")] == ["one", "zero", "two"]
+
+
+def test_a_buffered_write_that_could_not_be_written_later_is_refused_at_once(tmp_path) -> None:
+    s = MemoryStream(tmp_path / "s.db", HashEmbedder(32))
+    first = s.write(new_memory(owner="alice", text="a1", created_at=T0, importance=3))
+    with pytest.raises(MemstreamError, match="not an earlier memory of its own"):
+        s.write(new_memory(owner="bob", text="b1", created_at=T0, importance=3, cites=(first,)))
+    s.close()
+    with MemoryStream(tmp_path / "s.db", HashEmbedder(32)) as again:  # alice's memory was kept
+        assert [m.text for m in again.memories("alice")] == ["a1"] and not again.has("bob")
+        readonly = MemoryStream(tmp_path / "s.db", HashEmbedder(32), readonly=True)
+        with pytest.raises(MemstreamError, match="read-only"):
+            readonly.write(new_memory(owner="carol", text="c1", created_at=T0, importance=3))
+        with pytest.raises(MemstreamError, match="read-only"):
+            readonly.mark_reflected("alice", 1)
+        assert not readonly.has("carol") and readonly.reflected_through("alice") == 0
+
+
+def test_a_failed_flush_of_a_full_buffer_is_not_doubled_by_a_retry(tmp_path, monkeypatch) -> None:
+    import memstream.stream.stream as stream_module
+
+    monkeypatch.setattr(stream_module, "WRITE_BUFFER_MAX", 2)
+    emb = HashEmbedder(32)
+    s = MemoryStream(tmp_path / "s.db", emb)
+    s.write(new_memory(owner="ann", text="a1", created_at=T0, importance=3))
+    s.write(new_memory(owner="ann", text="a2", created_at=T0, importance=3))
+    real = emb.embed
+    monkeypatch.setattr(emb, "embed", lambda texts: (_ for _ in ()).throw(MemstreamError("embedding server down")))
+    with pytest.raises(MemstreamError, match="server down"):
+        s.write(new_memory(owner="ann", text="a3", created_at=T0, importance=3))
+    monkeypatch.setattr(emb, "embed", real)
+    assert s.write(new_memory(owner="ann", text="a3", created_at=T0, importance=3)) == 3  # the retry
+    assert [m.text for m in s.memories("ann")] == ["a1", "a2", "a3"]

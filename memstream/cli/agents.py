@@ -22,6 +22,7 @@ from memstream.cli.common import (
     parse_time_arg,
     parse_weights,
     positive_int,
+    refuse_run_stream,
     short,
     weight_flags,
     write_json,
@@ -114,6 +115,7 @@ def cmd_reflect(args: argparse.Namespace) -> int:
     from memstream.reflection import reflect
 
     json_out = check_json_output(args.json, [args.stream])
+    refuse_run_stream(args.stream)  # insights written into a run's stream would be lost on its resume
     with open_stream(args.stream, args, create=False, chat=True) as (stream, chat):
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.agent)
         result = reflect(stream, args.agent, now, chat=chat)
@@ -159,6 +161,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
         raise MemstreamError(f"--identity {args.identity} describes {identity.name!r}, not --agent {args.agent!r}")
     day = _day(args.day)
     json_out = check_json_output(args.json, [args.stream, args.identity])
+    refuse_run_stream(args.stream)  # a plan written into a run's stream would be lost on its resume
     with open_stream(args.stream, args, create=True, chat=True) as (stream, chat):
         plan = plan_day(stream, identity, day, chat=chat)
         waking = [b for b in plan.blocks if b.activity != SLEEPING]

@@ -9,7 +9,9 @@ a flag means one thing, spelled one way, in every command. Old spellings are sti
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+import sqlite3
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -409,9 +411,10 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
         stream = MemoryStream(path, embedder, create=create, readonly=readonly)
         yield Opened(stream, model)
     except BaseException:
-        wrote = stream is not None and stream.count() > 0
+        wrote = stream is not None and stream.store.next_id() > 1  # in the file, not waiting in the buffer
         if stream is not None:
-            stream.close()
+            with contextlib.suppress(MemstreamError, sqlite3.Error):  # the command's own error is the one to say
+                stream.close()
         if not existed and not wrote:
             for suffix in ("", "-wal", "-shm"):
                 Path(path + suffix).unlink(missing_ok=True)

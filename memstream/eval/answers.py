@@ -14,6 +14,8 @@ assembled for what fits instead, and counted: it is never sent over the window.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import statistics
 import time
@@ -118,16 +120,27 @@ def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, sta
     if state_dir is None:
         return _write(design, h, chat, cost)
     path = state_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', h.key)}.{design.name}.json"
+    source = _source(h, chat)
     if not path.exists():
         ids = _write(design, h, chat, cost)
-        save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}})
+        save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}, "source": source})
         return ids
     wanted = design.config.model_dump(mode="json")
     extra = load_state(design, path)
     if extra.get("config") != wanted:
         raise MemstreamError(f"{path} was written with other {design.name} settings ({extra.get('config')}); "
                              "remove it or use another --state folder")
+    if extra.get("source") != source:
+        raise MemstreamError(f"{path} was written from another conversation or with another model than this "
+                             f"one ({h.key!r}, {chat.name}); remove it or use another --state folder")
     return {int(k): v for k, v in extra["ids"].items()}
+
+
+def _source(h: Haystack, chat: ChatModel) -> str:
+    """What a kept state was made from: the conversation's turns and times, and the model that rated and
+    summarised them (a state reused for other data would give silently wrong scores)."""
+    turns = [(m.text, m.created_at.isoformat()) for m in h.memories]
+    return hashlib.sha256(json.dumps([h.key, chat.name, turns]).encode()).hexdigest()[:16]
 
 
 def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> dict[int, int]:

@@ -97,6 +97,13 @@ class Agent:
                               else self.resident)
         return self._identity
 
+    @staticmethod
+    def state_problem(state: Any) -> str | None:
+        """What keeps an agent's checkpointed record from restoring it (see :meth:`Stateful.state_problem`)."""
+        if not isinstance(state, dict) or not isinstance(state.get("name"), str):
+            return "an agent's state has no name"
+        return next((p for part in (Body, Senses, Mind, Social) if (p := part.state_problem(state))), None)
+
     def components(self) -> tuple[Stateful, ...]:
         return self.body, self.senses, self.mind, self.social
 

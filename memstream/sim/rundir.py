@@ -39,6 +39,7 @@ from pydantic import ValidationError
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_json
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
+from memstream.sim.agent import Agent
 from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
 from memstream.sim.dirlock import Busy, DirLock, Section, live_holder, locked
 from memstream.sim.events import EventLog, read_events, truncate
@@ -91,7 +92,7 @@ class RunDir:
     @staticmethod
     def run_of_stream(stream: str | Path) -> Path | None:
         """The run directory ``stream`` is the stream file of, or None if it is not a run's."""
-        stream = Path(stream)
+        stream = Path(stream).resolve()  # a link to a run's stream is that run's stream
         config = stream.parent / CONFIG
         if stream.name != STREAM or not config.is_file():
             return None
@@ -379,6 +380,10 @@ class RunDir:
             missing = STATE_KEYS - set(state)
             if missing:
                 raise ValueError(f"no {', '.join(sorted(missing))}")
+            agents = state["agents"] if isinstance(state["agents"], list) else [None]
+            problem = next((p for a in agents if (p := Agent.state_problem(a))), None)
+            if problem:
+                raise ValueError(problem)
             with closing(sqlite3.connect(f"file:{point / STREAM}?mode=ro", uri=True)) as db:
                 if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                     raise ValueError("its stream copy fails SQLite's check")

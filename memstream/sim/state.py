@@ -29,6 +29,20 @@ class Stateful:
                 setattr(self, name, decode(hint, state[key]))
 
     @classmethod
+    def state_problem(cls, state: Any) -> str | None:
+        """What keeps ``state`` from restoring this component (a field without a default missing, or
+        null where the field cannot be), or None: a damaged checkpoint is refused, not half-restored."""
+        if not isinstance(state, dict):
+            return f"{cls.__name__} state is not an object"
+        for name, key, hint in _fields(cls):
+            if key not in state:
+                if name in _required(cls):
+                    return f"{cls.__name__} state has no {key}"
+            elif state[key] is None and type(None) not in get_args(hint):
+                return f"{cls.__name__} state has {key}: null"
+        return None
+
+    @classmethod
     def from_state(cls, state: dict[str, Any]) -> Self:
         """A new instance from ``state`` (which holds every field without a default)."""
         made = cls(**{name: decode(hint, state[key]) for name, key, hint in _fields(cls)

@@ -173,6 +173,19 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Reads that see one state of the file (a read transaction; inside a write, that write's):
+        memories and accesses another process commits in between are seen by the next snapshot."""
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
     def data_version(self) -> int:
         """Changes when another connection (another process) commits to the file. No other connection
         can reach a private in-memory database, so asking (a third of a small retrieval) is skipped."""

@@ -168,7 +168,9 @@ class MemoryStream:
         version = self.store.data_version()
         if version == self._seen_version and not force:
             return
-        rows = self.store.load_after(self._max_id)
+        with self.store.snapshot():  # memories and their accesses as of one moment (a writer may be committing)
+            rows = self.store.load_after(self._max_id)
+            accesses = self.store.accesses_after(self._access_rowid)
         by_owner: dict[str, list[tuple[int, float, int, bytes]]] = {}
         for mid, owner, created_s, importance, blob in rows:
             by_owner.setdefault(owner, []).append((mid, created_s, importance, blob))
@@ -182,7 +184,6 @@ class MemoryStream:
                                    np.fromiter((r[2] for r in mine), np.float64, n), keys=keys)
         if rows:
             self._max_id = rows[-1][0]
-        accesses = self.store.accesses_after(self._access_rowid)
         if accesses:
             self._apply_accesses([(mid, at_s) for _, mid, at_s in accesses])
             self._access_rowid = accesses[-1][0]
@@ -237,25 +238,54 @@ class MemoryStream:
     # -- writing -----------------------------------------------------------------------------
 
     def write(self, item: NewMemory) -> int:
-        """Buffer one memory (its importance given) and return its id; see the class docstring."""
+        """Buffer one memory (its importance given) and return its id; see the class docstring.
+
+        Everything that could make the buffer fail to write later is checked now (importance, a
+        read-only file, citations within the owner), and a full buffer is written before the new
+        memory joins it: a failed write leaves nothing half-done for a retry to double.
+        """
         if item.importance is None:
             raise MemstreamError(_NO_IMPORTANCE)
+        self._writable()
+        if len(self._buffer) >= WRITE_BUFFER_MAX:
+            self.flush()
         if not self._buffer:
             self._catch_up()  # what other processes wrote decides where the ids start
         memory_id = self._max_id + 1 + len(self._buffer)
-        if any(not 0 < c < memory_id for c in item.cites):
-            raise MemstreamError(f"memory cites {max(item.cites)}, which does not exist in {self.path}")
+        self._check_own_cites(item, memory_id)
         self._buffered_at.setdefault(item.owner, []).append(len(self._buffer))
         self._buffer.append(item)
-        if len(self._buffer) >= WRITE_BUFFER_MAX:
-            self.flush()
         return memory_id
+
+    def _writable(self) -> None:
+        if self.store.readonly:
+            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
+
+    def _check_own_cites(self, item: NewMemory, memory_id: int) -> None:
+        """A buffered memory cites only earlier memories of its own owner (in the file or the buffer)."""
+        if not item.cites:
+            return
+        first = self._max_id + 1
+        flushed = np.array([c for c in item.cites if 0 < c < first], dtype=np.int64)
+        index = self._owners.get(item.owner)
+        if flushed.size:
+            pos = index.positions_of(flushed) if index is not None else None
+            if pos is None or pos.max() >= len(index) or (index.ids.values[pos] != flushed).any():
+                raise MemstreamError(f"a memory of {item.owner!r} cites one of {sorted(flushed.tolist())}, which "
+                                     f"is not an earlier memory of its own in {self.path}")
+        for c in item.cites:
+            if not 0 < c < memory_id or (c >= first and self._buffer[c - first].owner != item.owner):
+                raise MemstreamError(f"a memory of {item.owner!r} cites {c}, which is not an earlier memory of its "
+                                     f"own in {self.path}")
 
     def flush(self) -> None:
         """Write the buffered memories (and marks) in one transaction, one embedding batch."""
         if self._buffer:
             first = self._max_id + 1
-            self.check_cites(self._buffer, first)
+            if self.store.next_id() != first:
+                raise MemstreamError(f"another process wrote to {self.path} while {len(self._buffer)} memories waited "
+                                     "in this stream's write buffer; give a buffering stream one writer (a run "
+                                     "directory has one)")
             self._insert(self._buffer, first=first, meta=self._buffered_meta)
         elif self._buffered_meta:
             with self.store.writing():
@@ -455,13 +485,14 @@ class MemoryStream:
         owner = self._name(owner)
         index = self._owner(owner)
         last = index.last_access_s.values
-        return [_accessed(_parse(row), float(last[i])) for i, row in enumerate(self.store.owner_rows(owner))]
+        rows = [r for r in self.store.owner_rows(owner) if r[0] <= self._max_id]  # not what another process
+        return [_accessed(_parse(row), float(last[i])) for i, row in enumerate(rows)]  # committed since
 
     def recent(self, owner: str, n: int) -> list[Memory]:
         """The owner's ``n`` newest memories (by id), oldest first."""
         owner = self._name(owner)
         index = self._owner(owner)
-        rows = self.store.recent_rows(owner, n)
+        rows = [r for r in self.store.recent_rows(owner, n) if r[0] <= self._max_id]  # as the indexes know it
         pos = index.positions_of(np.array([r[0] for r in rows], dtype=np.int64))
         last = index.last_access_s.values
         return [_accessed(_parse(r), float(last[p])) for r, p in zip(rows, pos, strict=True)]
@@ -491,6 +522,7 @@ class MemoryStream:
     def mark_reflected(self, owner: str, through_id: int) -> None:
         """Record that ``owner`` reflected on its memories through ``through_id`` (written with the
         buffer, in its transaction, so a reflection's insights and its mark land together)."""
+        self._writable()
         self._buffered_meta[_reflected_key(self._name(owner))] = str(int(through_id))
         if not self._buffer:
             self.flush()

@@ -10,6 +10,7 @@
 #
 # Then, in another shell:
 #   export OPENAI_BASE_URL=http://127.0.0.1:8011/v1 OPENAI_API_KEY=none
+#   export MEMSTREAM_STRUCTURED=plain   # grammar-constrained decoding is this server's slow path
 #   MODEL=$(curl -s $OPENAI_BASE_URL/models | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"][0]["id"])')
 #   memstream run --agents 3 --hours 1 --llm "openai:$MODEL" --timeout 300 --concurrency 1 --out runs/real
 set -euo pipefail
@@ -62,6 +63,8 @@ EOF
   fi
 fi
 
-echo "serving $MODEL on http://127.0.0.1:8011/v1 (Ctrl-C stops it)"
+echo "serving $MODEL on http://127.0.0.1:8011/v1 (Ctrl-C stops it); in another shell:"
+echo "  export OPENAI_BASE_URL=http://127.0.0.1:8011/v1 OPENAI_API_KEY=none MEMSTREAM_STRUCTURED=plain"
+echo "  memstream run --agents 3 --hours 1 --llm openai:model.gguf --timeout 300 --concurrency 1 --out runs/real"
 exec venv/bin/python -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port 8011 --n_ctx 4096 \
   --chat_format chatml --n_threads "$(nproc)"

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +28,12 @@ def stream() -> MemoryStream:
     s = MemoryStream(":memory:", HashEmbedder(64))
     yield s
     s.close()
+
+
+def contents(run: Path) -> tuple[str, list, list]:
+    """What a run wrote: its event log, and every row of its stream's memories and accesses."""
+    with closing(sqlite3.connect(run / "streams.db")) as db:
+        memories = db.execute("SELECT id, owner, kind, text, created_at, importance, cites, metadata, embedding "
+                              "FROM memories ORDER BY id").fetchall()
+        accesses = db.execute("SELECT memory_id, accessed_at FROM accesses ORDER BY rowid").fetchall()
+    return (run / "events.jsonl").read_text(), memories, accesses

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
-from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from memstream.cli import main
 from memstream.models import OfflineChatModel
 from memstream.models.base import Completion
 from memstream.sim import RunConfig, resume_run, start_run
+from tests.conftest import contents
 
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)
@@ -28,14 +27,6 @@ HOURS = 2.5
 def config(**kw) -> RunConfig:
     return RunConfig(**({"agents": 8, "start": START, "hours": HOURS, "embedder": "hash", "seed": 3} | kw))
 
-
-def contents(run: Path) -> tuple[str, list, list]:
-    """What a run wrote: its event log, and every row of its stream's memories and accesses."""
-    with closing(sqlite3.connect(run / "streams.db")) as db:
-        memories = db.execute("SELECT id, owner, kind, text, created_at, importance, cites, metadata, embedding "
-                              "FROM memories ORDER BY id").fetchall()
-        accesses = db.execute("SELECT memory_id, accessed_at FROM accesses ORDER BY rowid").fetchall()
-    return (run / "events.jsonl").read_text(), memories, accesses
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,11 @@ import json
 import os
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from memstream.sim import RunConfig, RunDir, Whisper, start_run
 from memstream.sim.dirlock import locked
 from memstream.sim.rundir import LOCK
 from memstream.timeutil import from_epoch
+from tests.conftest import contents
 
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)
@@ -37,14 +37,6 @@ RUN = ["--agents", "8", "--seed", "3", "--embedder", "hash", "--start", START.is
 def config(**kw) -> RunConfig:
     return RunConfig(**({"agents": 8, "start": START, "hours": 0.5, "embedder": "hash", "seed": 3} | kw))
 
-
-def contents(run: Path) -> tuple[str, list, list]:
-    """What a run wrote: its event log, and every row of its stream's memories and accesses."""
-    with closing(sqlite3.connect(run / "streams.db")) as db:
-        memories = db.execute("SELECT id, owner, kind, text, created_at, importance, cites, metadata, embedding "
-                              "FROM memories ORDER BY id").fetchall()
-        accesses = db.execute("SELECT memory_id, accessed_at FROM accesses ORDER BY rowid").fetchall()
-    return (run / "events.jsonl").read_text(), memories, accesses
 
 
 def files(folder: Path) -> dict[str, bytes]:

@@ -281,12 +281,8 @@ class MemoryStream:
     def flush(self) -> None:
         """Write the buffered memories (and marks) in one transaction, one embedding batch."""
         if self._buffer:
-            first = self._max_id + 1
-            if self.store.next_id() != first:
-                raise MemstreamError(f"another process wrote to {self.path} while {len(self._buffer)} memories waited "
-                                     "in this stream's write buffer; give a buffering stream one writer (a run "
-                                     "directory has one)")
-            self._insert(self._buffer, first=first, meta=self._buffered_meta)
+            # citations were checked as each memory was written; _insert refuses a file another process wrote to
+            self._insert(self._buffer, first=self._max_id + 1, meta=self._buffered_meta)
         elif self._buffered_meta:
             with self.store.writing():
                 self.store.put_meta(self._buffered_meta)

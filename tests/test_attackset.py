@@ -20,7 +20,8 @@ from memstream.eval import BUNDLED_ATTACKS, FAMILIES, AttackText, load_attacks
 #: What the bundled set promises per family (issue 26: >= 150 of each kind over 6 families).
 PER_FAMILY = 25
 TOTAL = 150
-#: The most a cut on length may sort right within a family (a coin: 0.5; the bundled set: 0.70 at most).
+#: The most a cut on length may sort right within a family (of 56 texts whose kind has nothing to do with
+#: their length, the best cut sorts 0.58 on average, 0.66 at the 95th percentile; the bundled set: 0.68 at most).
 MAX_LENGTH_ACCURACY = 0.75
 
 GOOD: dict[str, Any] = {"id": "x-1", "family": "disguised-instruction", "kind": "attack",

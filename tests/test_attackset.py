@@ -93,12 +93,15 @@ def test_the_loader_names_the_file_and_line_of_a_repeated_id(tmp_path: Path) -> 
         load_attacks(path)
 
 
-def test_a_missing_or_empty_file_is_one_line(tmp_path: Path) -> None:
+def test_a_missing_empty_or_undecodable_file_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(MemstreamError, match="no such attack file"):
         load_attacks(tmp_path / "none.jsonl")
     (tmp_path / "empty.jsonl").write_text("\n  \n")
     with pytest.raises(MemstreamError, match="holds no attack texts"):
         load_attacks(tmp_path / "empty.jsonl")
+    (tmp_path / "latin1.jsonl").write_bytes(json.dumps(GOOD).encode()[:-2] + "é\"}".encode("latin-1"))
+    with pytest.raises(MemstreamError, match="is not UTF-8 text"):
+        load_attacks(tmp_path / "latin1.jsonl")
 
 
 def test_blank_lines_are_skipped_and_order_is_kept(tmp_path: Path) -> None:

@@ -205,7 +205,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                              f"{result.sim_time:%Y-%m-%d %H:%M}; when the endpoint answers again, resume with "
                              f"memstream run --resume {result.out}")
     why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
-    print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
+    abandoned = m.get("stopped_mid_step")
+    if abandoned:
+        why = (f"{why} with a model call in flight, abandoned; the answers had are in the call cache and a "
+               f"resume replays them from the checkpoint at {abandoned['resumes_from'][11:16]}")
+    else:
+        why = f"{why}; checkpointed there"
+    print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why})'} at "
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
           f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
           f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")

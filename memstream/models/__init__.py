@@ -11,6 +11,7 @@ import os
 
 from memstream.errors import MemstreamError
 from memstream.models.base import (
+    REQUESTS_IN_FLIGHT,
     WINDOW_WORDS,
     Call,
     ChatModel,
@@ -82,7 +83,8 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 __all__ = [
     "ANSWER_TOKENS", "answer_tokens", "register_answer_tokens",
-    "ANSWER_SCHEMAS", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel", "Citations",
+    "ANSWER_SCHEMAS", "REQUESTS_IN_FLIGHT", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call",
+    "ChatModel", "Citations",
     "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
     "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
     "json_values", "l2_normalise", "make_chat_model", "make_embedder", "maybe_structured", "one_line",

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from tqdm import tqdm
 
+from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.config import RunResult
 from memstream.sim.engine import Simulation
@@ -45,7 +46,10 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
                      ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step))
     wall_before = 0.0
     if not state:
-        sim.seed_memories()
+        try:
+            sim.seed_memories()
+        except CallInterrupted:  # stopped while the seed memories were rated: no checkpoint yet
+            return _abandoned(run, sim, chat, embedder, 0.0, stop)
         _checkpoint(run, sim, chat, 0.0)  # the start is a fork point too
     else:
         sim.set_state(state)
@@ -78,16 +82,33 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     try:
         if total:
             sim.run(config.end)
+    except CallInterrupted:  # a signal with a model call in flight: the step is abandoned, not finished
+        return _abandoned(run, sim, chat, embedder, wall_before + time.perf_counter() - started, stop)
     finally:
         bar.close()
         events.flush()
     wall = wall_before + time.perf_counter() - started
     if not stop.requested:
         _checkpoint(run, sim, chat, wall)
-    metrics = run_metrics(config, sim, chat, embedder, wall, stop.why)
+    return _finish(run, sim, chat, embedder, wall, stop, run_metrics(run.config, sim, chat, embedder, wall, stop.why))
+
+
+def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
+               stop: Stop) -> RunResult:
+    """Stopped with a model call in flight: the step under way is abandoned (no checkpoint of half a
+    step); the last checkpoint stands, and resuming from it replays the answers had from the call cache."""
+    point = run.latest_checkpoint()
+    metrics = run_metrics(run.config, sim, chat, embedder, wall, stop.why)
+    metrics["stopped_mid_step"] = {"abandoned_at": sim.now().isoformat(),
+                                   "resumes_from": (point.time if point else run.config.start).isoformat()}
+    return _finish(run, sim, chat, embedder, wall, stop, metrics)
+
+
+def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float, stop: Stop,
+            metrics: dict) -> RunResult:
     run.write_metrics(metrics)
-    events.close()
-    stream.close()
+    sim.events.close()
+    sim.stream.close()
     chat.close()
     return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memstream.models import answer_tokens, make_chat_model, run_direct
+from memstream.models import ChatModel, answer_tokens, make_chat_model, run_direct
 from memstream.sim import RunConfig, RunDir, Whisper, interview_stage, load_scenario, measures, resume_run, start_run
 
 AGENTS = 4
@@ -42,13 +42,15 @@ def party_whisper() -> Whisper:
     return Whisper(id=1, agent=told.agent, text=told.text, at=datetime.fromisoformat(START))
 
 
-def run_party(out: Path, llm: str, *, timeout: float, embedder: str = "hash:128", progress: bool = True) -> dict:
-    """Start the party run in ``out``, or go on with it if it is there; its metrics."""
+def run_party(out: Path, llm: str, *, timeout: float, embedder: str = "hash:128", progress: bool = True,
+              chat: ChatModel | None = None) -> dict:
+    """Start the party run in ``out``, or go on with it if it is there; its metrics. ``chat`` replaces the
+    model ``llm`` names (a benchmark's wrapper)."""
     if RunDir.is_run(out):
         return resume_run(out, progress=progress).metrics
     config = RunConfig(agents=AGENTS, start=datetime.fromisoformat(START), hours=HOURS, embedder=embedder,
                        llm=llm, timeout=timeout, concurrency=1)
-    return start_run(config, out, progress=progress, whispers=[party_whisper()]).metrics
+    return start_run(config, out, progress=progress, chat=chat, whispers=[party_whisper()]).metrics
 
 
 def longest_answers(run: Path) -> dict[str, int]:

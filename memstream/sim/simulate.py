@@ -43,16 +43,16 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
                      ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step))
-    wall_before = 0.0
+    wall_before, own_from = 0.0, 0
     if not state:
         sim.seed_memories()
-        _checkpoint(run, sim, chat, 0.0)  # the start is a fork point too
+        _checkpoint(run, sim, chat, 0.0, 0)  # the start is a fork point too
     else:
         sim.set_state(state)
         for purpose, u in state["usage"].items():
             chat.usage.by_purpose[purpose] = PurposeUsage(**u)
         chat.usage.rounds = state.get("rounds", 0)
-        wall_before = state["wall_s"]
+        wall_before, own_from = state["wall_s"], state.get("own_steps_from", 0)  # a fork's own clock (rundir)
     total = max(0, round((config.end - now).total_seconds() / config.step_seconds))
     bar = tqdm(total=total, unit="step", desc="simulating", disable=not progress, leave=False)
     started = time.perf_counter()
@@ -69,7 +69,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
         if chat.failing and not stop.requested:  # the breaker opened: checkpoint here, resume when it answers
             stop.why = "endpoint-failing"
         if stop.requested or int(s.last_tick) % 3600 == 0:
-            _checkpoint(run, s, chat, wall_before + wall)
+            _checkpoint(run, s, chat, wall_before + wall, own_from)
         if not stop.requested:
             s.add_whispers(run.new_whispers(s.now() + step))
         return stop.requested
@@ -83,8 +83,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
         events.flush()
     wall = wall_before + time.perf_counter() - started
     if not stop.requested:
-        _checkpoint(run, sim, chat, wall)
-    metrics = run_metrics(config, sim, chat, embedder, wall, stop.why)
+        _checkpoint(run, sim, chat, wall, own_from)
+    metrics = run_metrics(config, sim, chat, embedder, wall, stop.why, own_from)
     run.write_metrics(metrics)
     events.close()
     stream.close()
@@ -92,11 +92,13 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 
 
-def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
+def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float, own_from: int) -> None:
     """The event log written, then a checkpoint at the end of the step under way (the stream writes what it
-    holds before it is copied)."""
+    holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a fork's source had taken) are
+    this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
     run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
-                                                 "wall_s": wall_s}, sim.stream.backup)
+                                                 "wall_s": wall_s, "own_steps_from": own_from},
+                         sim.stream.backup)
 

@@ -24,7 +24,9 @@ them. Sub-steps that do not depend on each other run side by side, so their
 questions share rounds.
 
 The run is deterministic: agents act in name order, answers go to whoever
-asked, and nothing reads the wall clock.
+asked, and nothing reads the wall clock. Its seed decides every choice among
+equals (whom an agent approaches among those here; the offline rules' and the
+model's sampling): another seed, another run; the same seed, the same run.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class Simulation:
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
-                 whispers: list[Whisper] = ()) -> None:
+                 whispers: list[Whisper] = (), seed: int = 0) -> None:
         self.town, self.stream, self.chat, self.events = town, stream, chat, events
         self.step_s = step_s
         unknown = set(ablate) - set(ABLATIONS)
@@ -103,11 +105,11 @@ class Simulation:
         self.objects = Objects(town, self.movement, self.scene, events)
         self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
                                      town.vision_radius)
-        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate)
+        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
-        self._fallback = OfflineChatModel()
+        self._fallback = OfflineChatModel(seed)
         self._started = False
         self.last_tick = self.env.now
         self.on_tick: Callable[[Simulation], bool] | None = None  # return True to stop

@@ -34,7 +34,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
               stop: Stop) -> RunResult:
     config, town = run.config, run.town
     state = point.state if point else None
-    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
+    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency,
+                                     seed=config.seed)
     chat = run.call_cache(model)
     embedder = CachedEmbedder(make_embedder(config.embedder))
     stream = run.open_stream(embedder, config.weights)
@@ -42,7 +43,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
-                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step))
+                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step), seed=config.seed)
     wall_before, own_from = 0.0, 0
     if not state:
         sim.seed_memories()

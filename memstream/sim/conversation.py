@@ -26,6 +26,7 @@ from memstream.sim import prompts
 from memstream.sim.agent import SLEEPING, Agent, Conversation
 from memstream.sim.events import EventLog
 from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
+from memstream.sim.spatial import Spatial
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 
 CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
@@ -39,9 +40,10 @@ class Conversations:
     :class:`~memstream.sim.agent.Social` side)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 occupants: Callable[[str], list[str]], ablate: frozenset[str] = frozenset(), seed: int = 0) -> None:
+                 occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial) -> None:
         self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.seed = seed  # whom an agent approaches among those here is drawn from it (approached)
+        self.spatial = spatial  # the places a side names become known to the other
         self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
 
@@ -121,6 +123,8 @@ class Conversations:
         """Each side keeps the dialogue, a memo and a planning thought (unless observation is ablated);
         then both consider re-planning in its light (unless planning is)."""
         conv.ended = True  # the other side must not speak while the memories are written
+        for name in (conv.a, conv.b):
+            self.spatial.hear(self.agents[name], " ".join(said for who, said in conv.turns if who != name), now)
         thoughts = [] if "observation" in self.ablate else (yield from self._remember(conv, now))
         for name in (conv.a, conv.b):
             self.agents[name].social.cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S

@@ -49,6 +49,7 @@ from memstream.sim.movement import Movement
 from memstream.sim.objects import Objects
 from memstream.sim.perception import Perception
 from memstream.sim.scene import Scene
+from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
 from memstream.sim.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
@@ -59,8 +60,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 IDENTITY = "identity"  # the kind of the memories an agent starts with
 #: Modules a run can go without, as in the paper's controlled evaluation: ``observation`` (nothing the
 #: agent perceives, does or hears is written to its stream), ``reflection`` (it never reflects),
-#: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning).
-ABLATIONS = ("observation", "reflection", "planning")
+#: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning); and ``spatial``
+#: (it knows every place of the town from the start, its prompts list none: :mod:`memstream.sim.spatial`).
+ABLATIONS = ("observation", "reflection", "planning", "spatial")
 
 
 @contextmanager
@@ -105,8 +107,11 @@ class Simulation:
         self.objects = Objects(town, self.movement, self.scene, events)
         self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
                                      town.vision_radius)
-        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed)
-        self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers)
+        self.spatial = Spatial(town, self.agents, self.movement.map, self.perception.nearby, stream, self.ablate)
+        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
+                                  self.spatial)
+        self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
+                             self.spatial)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
         self._fallback = OfflineChatModel(seed)
@@ -138,11 +143,15 @@ class Simulation:
         self.scene.set_state(state)
         self.agent_steps = state["agent_steps"]
         self.movement.index()
+        self.spatial.reindex()
         self.scene.stir(*self.objects.things_in)
 
     def seed_memories(self) -> None:
-        """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
+        """Each agent starts knowing its identity, as in the paper: its situation and whom it knows; and the
+        places it knows (home, workplace, its routine's)."""
         now = self.now()
+        for name in self.order:
+            self.spatial.start(self.agents[name], now)
         facts = [(name, text) for name in self.order for text in self._identity_facts(self.agents[name].resident)]
         ratings = run_direct(importance_stage([text for _, text in facts]), self.chat, fallback=self._fallback)
         for (name, text), importance in zip(facts, ratings, strict=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
@@ -203,7 +204,7 @@ class Map:
             self._resolved[key] = self._match(place, fallback)
         return self._resolved[key]
 
-    def resolve_among(self, place: str, names: dict[str, object] | set[str], fallback: str) -> str:
+    def resolve_among(self, place: str, names: Collection[str], fallback: str) -> str:
         """As :meth:`resolve`, among ``names`` only (the buildings an agent knows), not remembered."""
         return place if place in names else self._match(place, fallback, sorted(names))
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstream.cli import main
@@ -116,9 +116,15 @@ def test_words_that_name_no_place_teach_nothing(text: str) -> None:
 _SIM = _sim(frozenset({"observation"}), n=2)  # hears without writing: the property tests above only look
 
 
-def test_places_lists_an_agents_tree_and_refuses_a_stranger(tmp_path: Path, capsys) -> None:
-    out = tmp_path / "run"
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "run"
     start_run(RunConfig(agents=4, start=START, hours=1.5, embedder="hash"), out, progress=False)
+    return out
+
+
+def test_places_lists_an_agents_tree_and_refuses_a_stranger(small_run: Path, tmp_path: Path, capsys) -> None:
+    out = small_run
     agent = "Isabella Rodriguez"
     assert main(["places", str(out), "--agent", agent]) == 0
     printed = capsys.readouterr().out.splitlines()
@@ -140,3 +146,16 @@ def test_spatial_memory_is_ablatable_like_the_other_modules(tmp_path: Path) -> N
         assert not any("place" in m.metadata for o in stream.owners() for m in stream.memories(o))
     with pytest.raises(ValueError, match="unknown ablation"):
         RunConfig(start=START, hours=1, ablate=["spatiall"])
+
+
+@given(name=st.text(max_size=40))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_places_of_any_name_not_an_agent_is_one_line(small_run: Path, capsys, name: str) -> None:
+    capsys.readouterr()
+    code = main(["places", str(small_run), "--agent", name])
+    captured = capsys.readouterr()
+    if name in ("Isabella Rodriguez", "Klaus Mueller", "Maria Lopez", "Ayesha Khan"):
+        assert code == 0
+    else:
+        assert code == 2 and captured.out == "" and len(captured.err.strip().splitlines()) == 1
+        assert captured.err.startswith("memstream: error: ")

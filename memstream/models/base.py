@@ -216,6 +216,9 @@ class ChatModel(ABC):
     """
 
     name: str = "chat"
+    #: The sampling seed a run gives its model (its ``--seed``), or None: an endpoint is sent it where it takes one
+    #: (a sample at temperature 0 does not depend on it); the offline stand-in breaks ties among equals with it.
+    seed: int | None = None
     #: Why the model stopped asking its endpoint (its circuit breaker opened), or None while it asks.
     failing: str | None = None
 

@@ -37,7 +37,7 @@ class CachedChatModel(ChatModel):
     ) -> None:
         super().__init__()
         self.inner = inner
-        self.name = inner.name
+        self.name, self.seed = inner.name, inner.seed
         self.mode = mode
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -81,7 +81,8 @@ class CachedChatModel(ChatModel):
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
-        keys = [call_key(self.name, messages, params) for _, messages in calls]
+        keyed = {**params, "seed": self.seed} if self.seed else params  # seed 0 (the default) keys as none
+        keys = [call_key(self.name, messages, keyed) for _, messages in calls]
         results: list[Outcome | None] = [self._lookup(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing and self.mode == "replay":

@@ -251,10 +251,11 @@ class OpenAIChat(ChatModel):
         backoff_s: float = 0.5,
         concurrency: int | None = None,
         breaker: int | None = None,
+        seed: int | None = None,
     ) -> None:
         super().__init__()
         self.name = f"openai:{model}"
-        self.model = model
+        self.model, self.seed = model, seed
         self.attempts = endpoint.attempts_setting(attempts)
         self.backoff_s = backoff_s
         self.breaker = endpoint.Breaker(self.name, endpoint.breaker_setting(breaker))
@@ -279,6 +280,8 @@ class OpenAIChat(ChatModel):
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
                    "max_tokens": answer_tokens(purpose), **params}
+        if self.seed is not None:  # OpenAI, vLLM and llama.cpp's server take a sampling seed
+            request["seed"] = self.seed
         schema = ANSWER_SCHEMAS.get(purpose)
         form = response_format(self.structured_mode, purpose, bounded_schema(schema)) if schema is not None else None
         if form is not None:

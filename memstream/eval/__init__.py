@@ -1,11 +1,15 @@
 """memstream eval: retrieval measured on public long-term-memory benchmarks, every retriever side by side;
-and answers measured from every memory design's context, against what the context costs."""
+answers measured from every memory design's context, against what the context costs; and scenario evals
+(scripted sessions where only memory carries over, with facts checked turn by turn and questions judged)."""
 
 from memstream.eval import offline as _offline_rules  # noqa: F401 - registers the answerer's and judge's rules
 from memstream.eval.answers import WINDOW, Models, evaluate_designs
 from memstream.eval.datasets import Dataset, load_locomo, load_longmemeval, sliced
 from memstream.eval.harness import RETRIEVERS, EvalWeights, evaluate
-from memstream.eval.report import designs_table, table
+from memstream.eval.report import designs_table, scenarios_table, table
+from memstream.eval.scenario import Scenario, bundled_scenarios, load_scenario
+from memstream.eval.scenarios import DEFAULT_BUDGET, evaluate_scenarios
 
-__all__ = ["RETRIEVERS", "WINDOW", "Dataset", "EvalWeights", "Models", "designs_table", "evaluate",
-           "evaluate_designs", "load_locomo", "load_longmemeval", "sliced", "table"]
+__all__ = ["DEFAULT_BUDGET", "RETRIEVERS", "WINDOW", "Dataset", "EvalWeights", "Models", "Scenario",
+           "bundled_scenarios", "designs_table", "evaluate", "evaluate_designs", "evaluate_scenarios", "load_locomo",
+           "load_longmemeval", "load_scenario", "scenarios_table", "sliced", "table"]

@@ -95,6 +95,8 @@ def test_a_turn_gives_its_time_or_follows_the_previous_one(tmp_path: Path) -> No
     (lambda d: d["sessions"][0]["turns"][0].update(extra=1), "extra"),
     (lambda d: d.update(format="memstream-scenario/9"), "format"),
     (lambda d: d.update(sessions=[]), "sessions"),
+    (lambda d: d.update(owner="ann\x07"), "owner"),
+    (lambda d: d["sessions"][0]["turns"][0].update(at="2026-01-05T08:00:00+00:00"), "before the session opens"),
 ])
 def test_a_bad_scenario_is_one_line_naming_the_problem(tmp_path: Path, change: Any, words: str) -> None:
     data = small()
@@ -122,6 +124,9 @@ def test_an_interleaved_file_names_its_sessions_and_its_parts(tmp_path: Path) ->
         load_scenario(write(tmp_path, mix, "mix.yaml"))
     mix.update(questions={}, scenarios=["a.yaml", "a.yaml"])
     with pytest.raises(MemstreamError, match="named alike"):
+        load_scenario(write(tmp_path, mix, "mix.yaml"))
+    mix.update(scenarios=["a.yaml", "mix.yaml"])  # itself: refused, not an endless recursion
+    with pytest.raises(MemstreamError, match="scenario files only"):
         load_scenario(write(tmp_path, mix, "mix.yaml"))
 
 
@@ -154,6 +159,24 @@ def test_a_scenario_changed_anywhere_loads_or_is_one_line(tmp_path: Path, path: 
     elif isinstance(node, list) and node:
         node[0] = value
     _loads_or_one_line(write(tmp_path, data, "m.json"))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80) | st.sampled_from(["format: memstream-scenario/1\nsessions: [1]", "a: [", "- 1",
+                                                     "format: memstream-interleave/1\nscenarios: [x, y]\nname: m"]))
+def test_any_yaml_text_is_a_scenario_or_one_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    _loads_or_one_line(path)
+
+
+def test_tool_arguments_yaml_reads_as_dates_are_written_as_text(tmp_path: Path) -> None:
+    data = small(fillers=0)
+    data["sessions"][0]["turns"][0]["tools"][0]["args"] = {"day": "DATE"}
+    path = tmp_path / "d.yaml"
+    path.write_text(yaml.safe_dump(data).replace("DATE", "2026-03-20"))  # unquoted: YAML reads a date
+    row, = evaluate_scenarios([load_scenario(path)], ["full"], 500, models(), progress=False)
+    assert row["turns"] == 2
 
 
 def _loads_or_one_line(path: Path) -> None:

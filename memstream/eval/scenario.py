@@ -20,14 +20,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from memstream.errors import MemstreamError
 from memstream.eval.criteria import Phrase
 from memstream.files import problem, read_data
-from memstream.stream import MemoryText
+from memstream.stream import MemoryText, normalise_owner
 
 SCENARIO_FORMAT = "memstream-scenario/1"
 INTERLEAVE_FORMAT = "memstream-interleave/1"
@@ -39,6 +39,8 @@ TURN_GAP = timedelta(minutes=2)
 BUNDLED = Path(__file__).resolve().parent / "scenarios"
 #: An id: letters, digits and ._- (a namespaced id in an interleaved run adds "name/").
 ID = r"^[A-Za-z0-9][A-Za-z0-9._/-]*$"
+#: Whose memory a scenario is written into (checked as the designs will store it).
+Owner = Annotated[str, AfterValidator(normalise_owner)]
 
 
 class _Strict(BaseModel):
@@ -118,7 +120,7 @@ class Scenario(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
     kind: str = ""
     description: str = ""
-    owner: str = "user"
+    owner: Owner = "user"
     sessions: list[Session] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -131,6 +133,8 @@ class Scenario(_Strict):
             for q in session.questions:
                 _unique(ids, "question", q.id)
             times = session.times()
+            if times[0] < session.at:
+                raise ValueError(f"session {session.id}: its first turn is before the session opens")
             if previous is not None and times[0] < previous:
                 raise ValueError(f"session {session.id} starts before the previous session ends; keep sessions "
                                  "in time order")
@@ -163,7 +167,7 @@ class Interleave(_Strict):
     format: Literal["memstream-interleave/1"]
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
     description: str = ""
-    owner: str = "user"
+    owner: Owner = "user"
     scenarios: list[str] = Field(min_length=2, description="scenario files, relative to this one")
     #: Questions asked when the named session (``NAME/SESSION``) opens.
     questions: dict[str, list[Question]] = Field(default_factory=dict)
@@ -181,14 +185,18 @@ def _unique(seen: set[str], what: str, value: str) -> None:
     seen.add(value)
 
 
-def load_scenario(path: str | Path) -> Scenario:
-    """A scenario (or an interleaved run, merged) from a YAML or JSON file; one line naming the problem."""
+def load_scenario(path: str | Path, *, part: bool = False) -> Scenario:
+    """A scenario (or an interleaved run, merged) from a YAML or JSON file; one line naming the problem.
+    An interleaved file's parts (``part``) must be scenarios: an interleaving of interleavings could
+    name itself."""
     path = Path(path)
     data = read_data(path, "scenario file")
     kind = data.get("format") if isinstance(data, dict) else None
     if kind == INTERLEAVE_FORMAT:
+        if part:
+            raise MemstreamError(f"{path} is an interleaved file; an interleaved file mixes scenario files only")
         mix = _validated(path, Interleave, data)
-        return _interleaved(path, mix, [load_scenario(path.parent / name) for name in mix.scenarios])
+        return _interleaved(path, mix, [load_scenario(path.parent / name, part=True) for name in mix.scenarios])
     if kind != SCENARIO_FORMAT:
         raise MemstreamError(f"{path}: not a scenario file (format {kind!r}); it must say format: "
                              f"{SCENARIO_FORMAT} (or {INTERLEAVE_FORMAT}), see docs/scenarios.md")

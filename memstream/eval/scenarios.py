@@ -112,7 +112,7 @@ def _live(scenario: Scenario, design: MemoryDesign, budget: int, models: Models,
 def _entries(turn: Turn, at: datetime, session: str) -> list[Entry]:
     """What a design is given of a turn, as the conversation shows it: who spoke or which tool answered."""
     made = [entry(text=f"User: {turn.user}", at=at, source="user", kind="turn", session=session)]
-    made += [entry(text=f"Tool {t.name}({json.dumps(t.args, ensure_ascii=False)}): {t.result}", at=at,
+    made += [entry(text=f"Tool {t.name}({json.dumps(t.args, ensure_ascii=False, default=str)}): {t.result}", at=at,
                    source=t.name, kind="tool", session=session) for t in turn.tools]
     if turn.assistant:
         made.append(entry(text=f"Assistant: {turn.assistant}", at=at, source="assistant", kind="turn",

@@ -254,7 +254,7 @@ def cmd_eval_scenarios(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.path] or bundled_scenarios()
     json_out = check_json_output(args.json, files)
     scenarios = [load_scenario(f) for f in files]  # every file checked before any work
-    rows = evaluate_scenarios(scenarios, names, budgets[0], _eval_models(args), settings=settings)
+    rows = evaluate_scenarios(scenarios, names, budgets[0], _eval_models(args, cache_vectors=False), settings=settings)
     if json_out != STDOUT:
         print(scenarios_table(rows))
     write_json(json_out, rows)
@@ -275,8 +275,9 @@ def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
 
 
-def _eval_models(args: argparse.Namespace) -> Any:  # noqa: ANN401 - an eval Models, imported lazily
-    """Who writes (--llm), answers (--answer) and judges (--judge), each cached unless offline; one embedder."""
+def _eval_models(args: argparse.Namespace, *, cache_vectors: bool = True) -> Any:  # noqa: ANN401 - eval Models
+    """Who writes (--llm), answers (--answer) and judges (--judge), each cached unless offline; one embedder
+    (with one cache of vectors for every design, unless the caller gives each its own)."""
     from memstream.eval import Models
     from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
 
@@ -289,5 +290,7 @@ def _eval_models(args: argparse.Namespace) -> Any:  # noqa: ANN401 - an eval Mod
         cache.parent.mkdir(parents=True, exist_ok=True)
         return CachedChatModel(chat, cache)
 
-    embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
+    embedder = make_embedder(args.embedder)
+    if cache_vectors:
+        embedder = CachedEmbedder(embedder)  # the designs embed the same texts: once
     return Models(model(args.llm), model(args.answer), model(args.judge), embedder)

@@ -8,7 +8,10 @@ design assembles for the fact's probe at the budget: the turn where a found fact
 is where it was lost. A question is answered from the design's context at the budget and, after a
 turn, from that session's history (reset between sessions: only memory carries over); the judge
 reads the criterion, the answer and the context. The design's own model calls, tokens and seconds
-are counted per turn, with what the design counts of its upkeep (``MemoryDesign.counters``).
+are counted per turn, with what the design counts of its upkeep (``MemoryDesign.counters``). Each
+design gets its own cache in front of the embedder, so it pays for embedding its own turns (its
+seconds are its own, whichever design ran first), while a probe asked turn after turn is embedded
+once; the embedder is loaded before anything is timed.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from memstream.designs import COMPACTIONS, DROPPED_EDITS, Entry, MemoryDesign, e
 from memstream.eval import criteria, prompts
 from memstream.eval.answers import Models, _ask, _refuse_lost, _spent, parse_answer
 from memstream.eval.scenario import CORRUPTIBLE, DEPENDENT, Fact, Question, Scenario, Turn
-from memstream.models import Request, parse_yes_no, run_direct
+from memstream.models import CachedEmbedder, Request, parse_yes_no, run_direct
 
 #: The default context budget in tokens: about 4,000 characters, half the 8,000-character cap of
 #: the always-loaded profile files this eval was built to compare.
@@ -73,14 +76,16 @@ class Run:
 def evaluate_scenarios(scenarios: Sequence[Scenario], designs: Sequence[str], budget: int, models: Models, *,
                        settings: dict[str, dict[str, Any]] | None = None,
                        progress: bool = True) -> list[dict[str, Any]]:
-    """One result row per scenario and design, in that order."""
+    """One result row per scenario and design, in that order (``models.embedder`` uncached: each design
+    is given its own cache)."""
     rows = []
+    models.embedder.embed(["a sentence to load the embedder before anything is timed"])
     total = sum(len(x.turns) for s in scenarios for x in s.sessions) * len(designs)
     with tqdm(total=total, desc="scenarios", unit="turn", disable=not progress, leave=False) as bar:
         for scenario in scenarios:
             for name in designs:
                 bar.set_postfix_str(f"{scenario.name} / {name}")
-                design = make_design(name, embedder=models.embedder, **(settings or {}).get(name, {}))
+                design = make_design(name, embedder=CachedEmbedder(models.embedder), **(settings or {}).get(name, {}))
                 run = _live(scenario, design, budget, models, bar)
                 _answer(run.posed, models)
                 rows.append(_row(scenario, design, budget, run, models))

@@ -281,3 +281,11 @@ def test_the_command_writes_json_and_refuses_bad_input_writing_nothing(tmp_path:
         err = capsys.readouterr().err
         assert err.startswith("memstream: error:") and err.count("\n") == 1 and not out2.exists()
     assert main(["eval", "locomo", str(src), str(src)]) == 2
+
+
+def test_an_answer_model_that_gives_nothing_usable_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    s = load_scenario(write(tmp_path, small(fillers=1)))
+    mute = ScriptedChat({prompts.SCENARIO_ANSWER_PURPOSE: lambda _m: "   "})
+    with pytest.raises(MemstreamError, match="answer model .* gave no usable answer") as caught:
+        evaluate_scenarios([s], ["full"], 500, models(mute), progress=False)
+    assert "\n" not in str(caught.value)

@@ -29,11 +29,13 @@ from memstream.designs import COMPACTIONS, DROPPED_EDITS, Entry, MemoryDesign, e
 from memstream.eval import criteria, prompts
 from memstream.eval.answers import Models, _ask, _refuse_lost, _spent, parse_answer
 from memstream.eval.scenario import CORRUPTIBLE, DEPENDENT, Fact, Question, Scenario, Turn
-from memstream.models import CachedEmbedder, Request, parse_yes_no, run_direct
+from memstream.models import CachedEmbedder, ChatModel, Request, parse_yes_no, run_direct
 
 #: The default context budget in tokens: about 4,000 characters, half the 8,000-character cap of
 #: the always-loaded profile files this eval was built to compare.
 DEFAULT_BUDGET = 1000
+#: Questions sent to the answer model (and the judge) at once: a bar moves between batches.
+BATCH = 8
 
 
 @dataclass
@@ -87,7 +89,7 @@ def evaluate_scenarios(scenarios: Sequence[Scenario], designs: Sequence[str], bu
                 bar.set_postfix_str(f"{scenario.name} / {name}")
                 design = make_design(name, embedder=CachedEmbedder(models.embedder), **(settings or {}).get(name, {}))
                 run = _live(scenario, design, budget, models, bar)
-                _answer(run.posed, models)
+                _answer(run.posed, models, progress)
                 rows.append(_row(scenario, design, budget, run, models))
     return rows
 
@@ -103,7 +105,7 @@ def _live(scenario: Scenario, design: MemoryDesign, budget: int, models: Models,
         for i, (turn, at) in enumerate(zip(session.turns, session.times(), strict=True)):
             entries = _entries(turn, at, session.id)
             last = i == len(session.turns) - 1
-            _spend(run, design, owner, entries, at if last else None, models)
+            _spend(run, design, owner, entries, at if last else None, models, ready=(turn.user, budget))
             history += [e.text for e in entries]
             for gone in turn.expire:
                 run.facts[gone].expired = turn.id
@@ -126,13 +128,16 @@ def _entries(turn: Turn, at: datetime, session: str) -> list[Entry]:
 
 
 def _spend(run: Run, design: MemoryDesign, owner: str, entries: list[Entry], consolidate_at: datetime | None,
-           models: Models) -> None:
-    """Write a turn (and consolidate, at a session's end), counting the design's model calls and time."""
+           models: Models, *, ready: tuple[str, int]) -> None:
+    """Write a turn (and consolidate, at a session's end), counting the design's model calls and time until
+    its memory is ready: one read for the turn's text (``ready``) is timed too, so a design that defers work
+    to its next read (the stream's write buffer embeds then) pays for it here, not in the checks."""
     before = _spent(models.design)
     started = time.perf_counter()
     run_direct(design.write_stage(owner, entries), models.design)
     if consolidate_at is not None:
         run_direct(design.consolidate_stage(owner, consolidate_at), models.design)
+    design.context(owner, ready[0], entries[-1].at, ready[1])
     run.seconds += time.perf_counter() - started
     calls, tokens = (a - b for a, b in zip(_spent(models.design), before, strict=True))
     run.calls += calls
@@ -164,22 +169,31 @@ def _pose(design: MemoryDesign, owner: str, q: Question, session: str, after: st
     return Posed(q, session, after, at, context.text, context.tokens, list(history))
 
 
-def _answer(posed: list[Posed], models: Models) -> None:
-    """Every question answered in one batch, then every answer judged in one batch."""
-    if not posed:
-        return
-    problems: list[str] = []
-    answers = run_direct(_ask([Request(prompts.SCENARIO_ANSWER_PURPOSE, prompts.scenario_answer_messages(
-        p.memory, p.history, p.question.ask, p.at), parse_answer) for p in posed]), models.answer, problems)
-    _refuse_lost(problems, "answer", models.answer)
+def _answer(posed: list[Posed], models: Models, progress: bool) -> None:
+    """Every question answered, then every answer judged, in batches of ``BATCH`` (a bar counts them)."""
+    answers = _batched([Request(prompts.SCENARIO_ANSWER_PURPOSE, prompts.scenario_answer_messages(
+        p.memory, p.history, p.question.ask, p.at), parse_answer) for p in posed], models.answer, "answer", progress)
     for p, text in zip(posed, answers, strict=True):
         p.answer = text
-    verdicts = run_direct(_ask([Request(prompts.SCENARIO_JUDGE_PURPOSE, prompts.scenario_judge_messages(
+    verdicts = _batched([Request(prompts.SCENARIO_JUDGE_PURPOSE, prompts.scenario_judge_messages(
         p.question.ask, p.question.criterion, criteria.render(p.question.require), criteria.render(p.question.forbid),
-        p.answer, p.memory), parse_yes_no) for p in posed]), models.judge, problems)
-    _refuse_lost(problems, "judge", models.judge)
+        p.answer, p.memory), parse_yes_no) for p in posed], models.judge, "judge", progress)
     for p, verdict in zip(posed, verdicts, strict=True):
         p.passed = bool(verdict)
+
+
+def _batched(requests: list[Request], chat: ChatModel, role: str, progress: bool) -> list[Any]:
+    """The requests' answers, ``BATCH`` at a time; a lost answer stops the run in one line."""
+    out: list[Any] = []
+    problems: list[str] = []
+    with tqdm(total=len(requests), desc=role, unit="question", leave=False,
+              disable=not progress or chat.name.startswith("offline")) as bar:
+        for start in range(0, len(requests), BATCH):
+            chunk = requests[start:start + BATCH]
+            out += run_direct(_ask(chunk), chat, problems)
+            _refuse_lost(problems, role, chat)
+            bar.update(len(chunk))
+    return out
 
 
 def _row(scenario: Scenario, design: MemoryDesign, budget: int, run: Run, models: Models) -> dict[str, Any]:

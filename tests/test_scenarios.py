@@ -274,7 +274,8 @@ def test_the_command_writes_json_and_refuses_bad_input_writing_nothing(tmp_path:
     assert "per_turn" in rows[0] and "questions" in rows[0]
     bad = write(tmp_path, {**small(), "format": "nope"}, "bad.yaml")
     for argv in ([str(bad)], [str(src), "--budget", "0"], [str(src), "--budget", "500,1000"],
-                 [str(src), "--design", "nothing"], [str(tmp_path / "missing.yaml")], [str(src), str(bad)]):
+                 [str(src), "--design", "nothing"], [str(tmp_path / "missing.yaml")], [str(src), str(bad)],
+                 [str(src), "--plot", str(tmp_path / "p.png")], [str(src), "--limit", "3"]):
         out2 = tmp_path / "never.json"
         capsys.readouterr()
         assert main(["eval", "scenarios", *argv, "--embedder", "hash", "--json", str(out2)]) == 2

@@ -246,6 +246,10 @@ def cmd_eval_scenarios(args: argparse.Namespace) -> int:
     from memstream.designs import design_names
     from memstream.eval import DEFAULT_BUDGET, bundled_scenarios, evaluate_scenarios, load_scenario, scenarios_table
 
+    unused = [flag for flag, value in (("--plot", args.plot), ("--state", args.state), ("--limit", args.limit))
+              if value is not None]
+    if unused:
+        raise MemstreamError(f"{unused[0]} is for eval locomo|longmemeval; scenario evals write --json and a table")
     names = design_names(args.design or "all")
     budgets = _budgets(args.budget or str(DEFAULT_BUDGET))
     if len(budgets) > 1:

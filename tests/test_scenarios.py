@@ -282,6 +282,10 @@ def test_the_command_writes_json_and_refuses_bad_input_writing_nothing(tmp_path:
         err = capsys.readouterr().err
         assert err.startswith("memstream: error:") and err.count("\n") == 1 and not out2.exists()
     assert main(["eval", "locomo", str(src), str(src)]) == 2
+    png = tmp_path / "matched.png"
+    assert main(["plot", "scenarios", str(out), "-o", str(png)]) == 0 and png.stat().st_size > 1000
+    assert main(["plot", "scenarios", str(src), "-o", str(tmp_path / "no.png")]) == 2  # not eval output
+    assert not (tmp_path / "no.png").exists()
 
 
 def test_an_answer_model_that_gives_nothing_usable_stops_the_run_in_one_line(tmp_path: Path) -> None:

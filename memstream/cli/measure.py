@@ -71,6 +71,11 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                      default="evidence_verbatim")
     output_flag(des, required=True, help="the plot file, .png or .svg")
 
+    sc = plots.add_parser("scenarios", help="facts matched turn by turn per design, a panel per scenario, from "
+                          "memstream eval scenarios --json FILE output")
+    sc.add_argument("eval_json")
+    output_flag(sc, required=True, help="the plot file, .png or .svg")
+
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; or run scenario "
                        "evals (memstream eval scenarios [FILES] --design ...)")
     p.add_argument("dataset", choices=["locomo", "longmemeval", "scenarios"])
@@ -115,12 +120,20 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
-    out = check_image_output(args.output, "-o", [args.eval_json] if args.plot in ("recall", "designs") else [args.src])
+    from_json = args.plot in ("recall", "designs", "scenarios")
+    out = check_image_output(args.output, "-o", [args.eval_json] if from_json else [args.src])
     if args.plot == "sweep":
         cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
             raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
         print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        return 0
+    if args.plot == "scenarios":
+        path = Path(args.eval_json)
+        rows = read_json(path, "eval scenarios --json output")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "per_turn" in r for r in rows):
+            raise MemstreamError(f"{path} is not memstream eval scenarios --json output")
+        print(f"wrote {plots.save(plots.scenarios(rows), out)}")
         return 0
     if args.plot == "designs":
         path = Path(args.eval_json)

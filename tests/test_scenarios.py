@@ -294,3 +294,12 @@ def test_an_answer_model_that_gives_nothing_usable_stops_the_run_in_one_line(tmp
     with pytest.raises(MemstreamError, match="answer model .* gave no usable answer") as caught:
         evaluate_scenarios([s], ["full"], 500, models(mute), progress=False)
     assert "\n" not in str(caught.value)
+
+
+def test_the_interleaved_run_goes_end_to_end_and_outgrows_a_full_context() -> None:
+    mixed = load_scenario(bundled_scenarios()[-1])
+    full, = evaluate_scenarios([mixed], ["full"], 1000, models(), progress=False)
+    assert full["turns"] == len(list(mixed.turns())) >= 40
+    assert full["memory_dependent"]["n"] + full["memory_corruptible"]["n"] == len(mixed.questions())
+    assert full["lost"] > 0  # 42 turns do not fit 1,000 tokens: the oldest facts leave, each at a named turn
+    assert all(f["lost_at"] in {t["turn"] for t in full["per_turn"]} for f in full["per_fact"] if f["lost_at"])

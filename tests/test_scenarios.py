@@ -4,6 +4,7 @@ matched turn by turn, the turn a fact is lost, history reset between sessions), 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from memstream.designs import COMPACTIONS, DESIGNS
 from memstream.errors import MemstreamError
 from memstream.eval import Models, bundled_scenarios, criteria, evaluate_scenarios, load_scenario, prompts
 from memstream.eval.offline import judge_by_phrases
-from memstream.models import HashEmbedder, OfflineChatModel
+from memstream.models import CachedChatModel, ChatModel, Completion, HashEmbedder, OfflineChatModel
 from tests.scripted import ScriptedChat
 
 FILLER = ["We talked about the weather in {n} and nothing else.", "Tool output number {n} listed many files.",
@@ -303,3 +304,35 @@ def test_the_interleaved_run_goes_end_to_end_and_outgrows_a_full_context() -> No
     assert full["memory_dependent"]["n"] + full["memory_corruptible"]["n"] == len(mixed.questions())
     assert full["lost"] > 0  # 42 turns do not fit 1,000 tokens: the oldest facts leave, each at a named turn
     assert all(f["lost_at"] in {t["turn"] for t in full["per_turn"]} for f in full["per_fact"] if f["lost_at"])
+
+
+# -- a real model's answers, recorded (tests/fixtures/real-scenarios, see its README) ------------------
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real-scenarios"
+
+
+class Recorded(ChatModel):
+    """Stands where the recorded model stood; the replay cache answers, and a question not in it fails."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+    def _generate(self, messages: list[Any], purpose: str, params: dict[str, Any]) -> Completion:
+        raise AssertionError(f"a {purpose} call reached the model: it was not in the recording")
+
+
+def test_a_real_models_recorded_answers_replay_through_the_scenario_eval(tmp_path: Path) -> None:
+    report = json.loads((REAL / "report.json").read_text(encoding="utf-8"))
+    cache = tmp_path / "calls.db"
+    shutil.copyfile(REAL / "calls.db", cache)
+    answer = CachedChatModel(Recorded(report["model"]), cache, mode="replay")
+    scenario = load_scenario(next(p for p in bundled_scenarios() if p.stem == report["scenario"]))
+    row, = evaluate_scenarios([scenario], ["full"], report["budget"], models(answer), progress=False)
+    recorded = report["answers"]["full"]
+    assert {q["id"]: {"answer": q["answer"], "passed": q["passed"]} for q in row["questions"]} == recorded
+    assert answer.usage.by_purpose[prompts.SCENARIO_ANSWER_PURPOSE].cache_hits == len(recorded)
+    # what this 1.5B model did with a 300-token memory: it says it does not know when memory lacks the fact
+    # (the birthday cut from full's window), and answers the one-off override from the session's history
+    said = {k: v["answer"] for k, v in recorded.items()}
+    assert said["q-birthday"] == "I don't know" and "8:30" in said["q-tomorrow-time"]

@@ -173,8 +173,8 @@ def test_another_design_s_state_file_is_refused_in_one_line(tmp_path: Path) -> N
 
 
 def test_bad_names_budgets_and_settings_are_one_line() -> None:
-    with pytest.raises(MemstreamError, match="unknown design 'letta'; use one of full, buffer-summary"):
-        design_names("full,letta")
+    with pytest.raises(MemstreamError, match="unknown design 'nosuch'; use one of full, buffer-summary"):
+        design_names("full,nosuch")
     assert design_names("all") == list(DESIGNS)
     for budget in (0, -5):
         with pytest.raises(MemstreamError, match="positive number of tokens"):

@@ -64,7 +64,7 @@ class LettaConfig(DesignConfig):
     warn_at: float = Field(default=0.7, gt=0, lt=1, description="share of the window that brings the warning")
     evict_share: float = Field(default=0.5, gt=0, lt=1, description="share of the queue evicted at the window")
     heartbeat_limit: int = Field(default=5, gt=0, description="steps chained for one message, at most")
-    block_limit: int = Field(default=DEFAULT_LIMIT, gt=0, description="characters of each default block")
+    block_limit: int = Field(default=DEFAULT_LIMIT, ge=len(PERSONA[1]), description="characters of each default block")
     page_size: int = Field(default=5, gt=0, description="search results per page")
     summary_batch: int = Field(default=20, gt=0, description="evicted turns summarised per request")
     summary_words: int = Field(default=150, gt=0)
@@ -107,6 +107,7 @@ class LettaDesign(MemoryDesign):
         """One block attached to every owner in ``owners``: an edit by one is seen by all at once."""
         made = self.store.create(label, value, description=description, limit=limit, read_only=read_only)
         for owner in owners:
+            self.owner_state(owner)  # its default blocks first
             self.store.attach(normalise_owner(owner), made)
         return made
 

@@ -152,9 +152,9 @@ class AgentTranscript:
                 queue.warned = True
                 counts["warnings"] += 1
                 continue
-            if len(queue.messages) <= 1:
-                return False
             gone = queue.evict(c.evict_share)
+            if not gone:
+                return False
             counts["evictions"] += 1
             counts["evicted_messages"] += len(gone)
             self.state.evicted += len(gone)

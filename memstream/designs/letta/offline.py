@@ -4,8 +4,8 @@ The agent's step, read from the newest messages:
 
 - after a failed call, a write refused for the block's limit goes to archival memory instead; any
   other failure is given up with a short message;
-- after the memory-pressure warning, the first sentences of the turns in view are saved to archival
-  memory, asking for a heartbeat (so the turn that brought the warning still gets its step);
+- after the memory-pressure warning, the first sentences of the turns in view before the newest are
+  saved to archival memory, asking for a heartbeat (so the newest turn still gets its step);
 - otherwise, a turn whose speaker says something about themselves (a first-person word: I, my, we,
   ...) is kept as ``Speaker: first sentence`` in the ``human`` block (the first writable block if
   there is none), or in archival memory when the block has no room; any other turn gets
@@ -68,10 +68,10 @@ def answer_step(messages: list[Message]) -> str:
         if "character limit" in messages[-2]["content"] and isinstance(content, str) and content.strip():
             return call("archival_memory_insert", content=content)
         return call("send_message", message="I could not save that.")
-    if last.startswith(prompts.ALERT):
-        turns = [first_sentence(m["content"]) for m in messages if _is_turn(m)]
-        return call("archival_memory_insert", True, content="\n".join(turns) or "(nothing in view)")
-    turn = next((m["content"] for m in reversed(messages) if _is_turn(m)), "")
+    turns = [m["content"] for m in messages if _is_turn(m)]
+    if last.startswith(prompts.ALERT) and len(turns) > 1:
+        return call("archival_memory_insert", True, content="\n".join(first_sentence(t) for t in turns[:-1]))
+    turn = turns[-1] if turns else ""
     speaker, _, said = _STAMP.sub("", turn).partition(": ")
     if not said:
         speaker, said = "The user", speaker

@@ -6,7 +6,8 @@ with the system prompt and core memory around it:
 
 - at ``warn_at`` (70%) of the window a memory-pressure warning is put in the queue, once, so the
   agent can save what matters before it is lost from view;
-- at 100% about half of the queue (``evict_share``, oldest first) is evicted: its conversation
+- at 100% about half of the queue (``evict_share``, oldest first, never the turn being handled) is
+  evicted: its conversation
   turns go to the recursive summary (new summary = summarise(old summary + evicted)); every turn
   stays in recall storage, searchable with ``conversation_search``; tool chatter is dropped.
 """
@@ -56,10 +57,14 @@ class Queue:
         self.messages.append(QueueMessage.of(role, text, ids))
 
     def evict(self, share: float) -> list[QueueMessage]:
-        """The oldest ``share`` of the messages taken out (at least one, never the newest); the warning is reset."""
-        n = min(max(1, round(len(self.messages) * share)), len(self.messages) - 1)
-        gone, self.messages = self.messages[:max(n, 0)], self.messages[max(n, 0):]
-        self.warned = False
+        """The oldest ``share`` of the messages taken out (at least one), never the turn being handled (the
+        newest that carries a record) nor what follows it; the warning is reset. Empty if nothing may go."""
+        current = next((i for i in range(len(self.messages) - 1, -1, -1) if self.messages[i].ids),
+                       len(self.messages) - 1)
+        n = min(max(1, round(len(self.messages) * share)), current)
+        gone, self.messages = self.messages[:n], self.messages[n:]
+        if gone:
+            self.warned = False
         return gone
 
     def to_dict(self) -> dict[str, Any]:

@@ -7,7 +7,7 @@ The agent's step, read from the newest messages:
 - after the memory-pressure warning, the first sentences of the turns in view before the newest are
   saved to archival memory, asking for a heartbeat (so the newest turn still gets its step);
 - otherwise, a turn whose speaker says something about themselves (a first-person word: I, my, we,
-  ...) is kept as ``Speaker: first sentence`` in the ``human`` block (the first writable block if
+  ...) is kept as ``Speaker: that sentence`` (its first such, cut to 20 words) in the ``human`` block (the first writable block if
   there is none), or in archival memory when the block has no room; any other turn gets
   ``send_message`` (a listening agent's note, counted and dropped).
 
@@ -32,6 +32,7 @@ _BLOCK = re.compile(r"<([^<>\s/]+)>\n<description>\n.*?\n</description>\n<metada
                     r"<value>\n(.*?)\n</value>\n</\1>", re.DOTALL)
 _FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|my|My|me|mine|we|We|our|Our|us)\b")
 _STAMP = re.compile(r"^\[[^\]]*\]\s*")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _PREFIXES = (prompts.TOOL_RESULT, prompts.HEARTBEAT, prompts.ALERT)
 
 
@@ -75,9 +76,10 @@ def answer_step(messages: list[Message]) -> str:
     speaker, _, said = _STAMP.sub("", turn).partition(": ")
     if not said:
         speaker, said = "The user", speaker
-    if not _FIRST_PERSON.search(said):
+    about_self = next((x for x in _SENTENCE.split(said) if _FIRST_PERSON.search(x)), None)
+    if about_self is None:
         return call("send_message", message="Noted.")
-    content = f"{speaker}: {first_sentence(said)}"
+    content = f"{speaker}: {first_sentence(about_self)}"
     target = _target(blocks)
     if target is None or target.current + 1 + len(content) > target.limit:
         return call("archival_memory_insert", content=content)

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from memstream.errors import StructuredOutputError
 
 KEYS = ("tool", "arguments", "request_heartbeat")
@@ -34,6 +36,16 @@ class ToolCall:
     def to_json(self) -> str:
         return json.dumps({"tool": self.tool, "arguments": self.arguments,
                            "request_heartbeat": self.request_heartbeat}, ensure_ascii=False)
+
+
+class ToolCallAnswer(BaseModel):
+    """The answer's schema, sent to a back-end that can constrain its output (the parser never relies on it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str
+    arguments: dict[str, Any]
+    request_heartbeat: bool = False
 
 
 def parse_tool_call(answer: str) -> ToolCall:

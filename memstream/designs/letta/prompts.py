@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from memstream.designs.letta.parse import ToolCallAnswer
 from memstream.designs.letta.tools import TOOLS
-from memstream.models import Message, register_answer_tokens
+from memstream.models import Message, register_answer_schema, register_answer_tokens
 
 VERSION = 1
 STEP_PURPOSE = "letta-step"
@@ -21,6 +22,8 @@ SLEEPTIME_PURPOSE = "letta-sleeptime"
 #: A step answers one tool call (a line to store is short); the sleep-time agent may rewrite a whole
 #: block (5,000 characters, about 1,300 tokens).
 register_answer_tokens({STEP_PURPOSE: 400, SLEEPTIME_PURPOSE: 1500})
+register_answer_schema(STEP_PURPOSE, ToolCallAnswer)
+register_answer_schema(SLEEPTIME_PURPOSE, ToolCallAnswer)
 
 #: Prefixes of the queue's non-conversation messages (one source for the prompt and the offline rules).
 TOOL_RESULT = "[function return]"

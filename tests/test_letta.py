@@ -364,3 +364,44 @@ def test_generated_calls_parse_back_and_execute_or_fail_with_a_counted_kind(tool
 def test_the_parser_is_strict(answer: str) -> None:
     with pytest.raises(StructuredOutputError):
         parse_tool_call(answer)
+
+
+# -- the endpoint's tools API ---------------------------------------------------------------------
+
+def tool_call_body(name: str, arguments: str) -> dict:
+    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                "role": "assistant", "content": None, "tool_calls": [
+                    {"id": "t1", "type": "function", "function": {"name": name, "arguments": arguments}}]}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13}}
+
+
+def test_through_a_tools_api_the_call_comes_back_as_a_tool_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstream.models.openai_backend import OpenAIChat
+    from tests.openai_server import ScriptedServer
+
+    monkeypatch.delenv("MEMSTREAM_TOOLS", raising=False)
+    arguments = json.dumps({"label": "human", "content": "Ann is a nurse.", "request_heartbeat": True})
+    script = [(200, tool_call_body("core_memory_append", arguments)), (200, tool_call_body("send_message", "{bad"))]
+    with ScriptedServer(script) as server:
+        design = LettaDesign()
+        design.write("ann", [said("I am a nurse.")], chat=OpenAIChat("m", base_url=server.url, api_key="k"))
+        sent = server.requests[0]
+    assert block_value(design, "ann", "human") == "Ann is a nurse."
+    assert {t["function"]["name"] for t in sent["tools"]} == set(letta_prompts.AGENT_TOOLS)
+    assert "response_format" not in sent
+    counts = design.counters("ann")  # the heartbeat was lifted from the arguments; the broken one retried, lost
+    assert counts["heartbeats"] == 1 and counts["unreadable"] == 1
+
+
+def test_a_server_that_refuses_tools_is_asked_again_without(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memstream.models.openai_backend import OpenAIChat
+    from tests.openai_server import ScriptedServer
+
+    monkeypatch.delenv("MEMSTREAM_TOOLS", raising=False)
+    script = [(400, "tools are not supported by this model"), (200, call("send_message", message="ok"))]
+    with ScriptedServer(script) as server:
+        chat = OpenAIChat("m", base_url=server.url, api_key="k")
+        LettaDesign().write("ann", [said("hello")], chat=chat)
+    assert "tools" in server.requests[0] and "tools" not in server.requests[1]
+    assert chat.tools_mode == "prompt" and chat.usage.by_purpose[letta_prompts.STEP_PURPOSE].failed == 0

@@ -26,7 +26,7 @@ from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamEr
 from memstream.models import endpoint
 from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 from memstream.models.bounds import answer_tokens, bounded_schema
-from memstream.models.parsing import ANSWER_SCHEMAS
+from memstream.models.parsing import ANSWER_SCHEMAS, ANSWER_TOOLS, tool_call_text
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -73,6 +73,14 @@ def _refuses_format(error: Exception) -> bool:
     text = str(error).lower()
     return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
             and ("response_format" in text or "json_schema" in text or "json_object" in text))
+
+
+def _refuses_tools(error: Exception) -> bool:
+    import openai
+
+    text = str(error).lower()
+    return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
+            and "tool" in text)
 
 
 def with_attempts(call: Callable[[], T], *, attempts: int, backoff_s: float, what: str) -> T:
@@ -181,7 +189,12 @@ def completion_of(response: Any, started: float) -> Completion:
     choice = first_choice(field(response, "choices"))
     if choice is None:
         raise MemstreamError(f"the server answered with no choices ({str(response)[:80]!r})")
-    content = field(field(choice, "message"), "content")
+    message = field(choice, "message")
+    content = field(message, "content")
+    called = field(message, "tool_calls")
+    if isinstance(called, list | tuple) and called:  # a tools API's call: the answer is the first one
+        function = field(called[0], "function")
+        content = tool_call_text(field(function, "name"), field(function, "arguments"))
     if content is None:
         content = field(choice, "text")  # a completions-style answer
     usage = field(response, "usage")
@@ -195,6 +208,9 @@ def completion_of(response: Any, started: float) -> Completion:
 #: How an answer's JSON schema is sent, most constraining first: OpenAI and vLLM take ``json_schema``;
 #: llama.cpp's server refuses it and takes a schema inside ``json_object``; ``plain`` sends none.
 STRUCTURED_MODES = ("json_schema", "json_object", "plain")
+#: How a purpose's tools (``ANSWER_TOOLS``) are offered: through the tools API, or only as the prompt
+#: describes them (the model writes the call as JSON); a server that refuses ``tools`` is asked again without.
+TOOL_MODES = ("api", "prompt")
 
 
 class OpenAIChat(ChatModel):
@@ -205,8 +221,11 @@ class OpenAIChat(ChatModel):
     request bounds its answer's tokens by purpose (``max_tokens``: :mod:`memstream.models.bounds`); a
     server that refuses one form is asked in the next
     (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
-    (``structured_mode``). Each request carries its purpose in an ``X-Memstream-Purpose`` header
-    (servers ignore it; a proxy or a test server can read it).
+    (``structured_mode``). A purpose with tools (``ANSWER_TOOLS``) is sent them through the tools API
+    instead (``MEMSTREAM_TOOLS=api``, the default; ``prompt`` never sends them, and a server that refuses
+    them is asked again without), and the tool call it returns is the answer's text. Each request
+    carries its purpose in an ``X-Memstream-Purpose`` header (servers ignore it; a proxy or a test
+    server can read it).
     """
 
     def __init__(
@@ -234,6 +253,9 @@ class OpenAIChat(ChatModel):
         self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
         if self.structured_mode not in STRUCTURED_MODES:
             raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        self.tools_mode = os.environ.get("MEMSTREAM_TOOLS", TOOL_MODES[0])
+        if self.tools_mode not in TOOL_MODES:
+            raise MemstreamError(f"MEMSTREAM_TOOLS={self.tools_mode!r}; use one of {TOOL_MODES}")
         self._said_abandoned = False
         _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
@@ -245,6 +267,10 @@ class OpenAIChat(ChatModel):
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
                    "max_tokens": answer_tokens(purpose), **params}
+        tools = ANSWER_TOOLS.get(purpose)
+        if tools and self.tools_mode == "api":  # the call comes back as a tool call, not constrained text
+            request["tools"], request["tool_choice"] = tools, "auto"
+            return request
         schema = ANSWER_SCHEMAS.get(purpose)
         schema = bounded_schema(schema) if schema is not None else None
         if schema is not None and self.structured_mode == "json_schema":
@@ -260,6 +286,12 @@ class OpenAIChat(ChatModel):
             self.structured_mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
             log.warning("%s refused response_format %s (%s); using %s", self.name, mode, str(error)[:80],
                         self.structured_mode)
+
+    def _tools_refused(self, error: Exception) -> None:
+        if self.tools_mode == "api":
+            self.tools_mode = "prompt"
+            log.warning("%s refused the tools API (%s); the tools are offered in the prompt only", self.name,
+                        str(error)[:80])
 
     def _abandoned(self, purpose: str, delay: float | None) -> float | None:
         """A request given up on at the client's timeout: a local server goes on generating it, so a
@@ -307,10 +339,14 @@ class OpenAIChat(ChatModel):
                         return Failure(sent, self.breaker.reason or "")
                     start, mode = time.perf_counter(), self.structured_mode
                     sent += 1
+                    request = self._request(purpose, messages, params)
                     try:
-                        response = await client.chat.completions.create(**self._request(purpose, messages, params))
+                        response = await client.chat.completions.create(**request)
                         completion = completion_of(response, start)
                     except Exception as error:  # noqa: BLE001 - every failure becomes a counted outcome
+                        if "tools" in request and _refuses_tools(error):
+                            self._tools_refused(error)  # asked again with the tools in the prompt only
+                            continue
                         if _refuses_format(error) and mode != "plain":
                             self._refused(mode, error)  # not the endpoint failing: asked again in the next form
                             continue

@@ -6,10 +6,11 @@ The agent's step, read from the newest messages:
   other failure is given up with a short message;
 - after the memory-pressure warning, the first sentences of the turns in view before the newest are
   saved to archival memory, asking for a heartbeat (so the newest turn still gets its step);
-- otherwise, a turn whose speaker says something about themselves (a first-person word: I, my, we,
-  ...) is kept as ``Speaker: that sentence`` (its first such, cut to 20 words) in the ``human`` block (the first writable block if
-  there is none), or in archival memory when the block has no room; any other turn gets
-  ``send_message`` (a listening agent's note, counted and dropped).
+- otherwise, a turn whose speaker says something about themselves (a sentence with a first-person
+  word: I, my, we, ...) is kept as ``Speaker: that sentence`` (its first such, cut to 20 words) in
+  the ``human`` block (the first writable block if there is none), or in archival memory when the
+  block has no room; any other turn gets ``send_message`` (a listening agent's note, counted and
+  dropped).
 
 The sleep-time agent: the fullest writable block past 80% of its limit has its oldest lines moved
 to archival memory (one call, with a heartbeat) and is rewritten with the rest (a second call);

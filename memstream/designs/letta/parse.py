@@ -6,7 +6,9 @@ Anything else (free text, two objects, a list, an unknown key, arguments that ar
 is unreadable: the parser raises and the runner asks again showing the error. A call that is
 readable but names no tool, or a tool that does not exist, or lacks an argument, is *not* a parse
 error: it is executed as a failed call whose error message the model sees (as Letta returns a
-failed function's error to the agent), and counted.
+failed function's error to the agent), and counted. Through a tools API the call arrives as
+``{"tool": NAME, "arguments": {...}}`` with ``request_heartbeat`` among the arguments (MemGPT's
+place for it); it is lifted out.
 """
 
 from __future__ import annotations
@@ -71,6 +73,9 @@ def parse_tool_call(answer: str) -> ToolCall:
         arguments = {}
     if not isinstance(arguments, dict):
         raise StructuredOutputError(f"arguments must be an object, not {type(arguments).__name__}")
+    if "request_heartbeat" in arguments and "request_heartbeat" not in value:  # MemGPT's place for it (tools API)
+        arguments = dict(arguments)
+        value["request_heartbeat"] = arguments.pop("request_heartbeat")
     heartbeat = value.get("request_heartbeat", False)
     if not isinstance(heartbeat, bool):
         raise StructuredOutputError(f"request_heartbeat must be true or false, not {heartbeat!r}")

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memstream.designs.letta.parse import ToolCallAnswer
-from memstream.designs.letta.tools import TOOLS
-from memstream.models import Message, register_answer_schema, register_answer_tokens
+from memstream.designs.letta.tools import AGENT_TOOLS, SLEEPTIME_TOOLS, TOOLS
+from memstream.models import Message, register_answer_schema, register_answer_tokens, register_answer_tools
 
 VERSION = 1
 STEP_PURPOSE = "letta-step"
@@ -24,6 +24,9 @@ SLEEPTIME_PURPOSE = "letta-sleeptime"
 register_answer_tokens({STEP_PURPOSE: 400, SLEEPTIME_PURPOSE: 1500})
 register_answer_schema(STEP_PURPOSE, ToolCallAnswer)
 register_answer_schema(SLEEPTIME_PURPOSE, ToolCallAnswer)
+#: Where the endpoint has a tools API the tools go through it too (the prompt still describes them).
+register_answer_tools(STEP_PURPOSE, [TOOLS[t].spec() for t in AGENT_TOOLS])
+register_answer_tools(SLEEPTIME_PURPOSE, [TOOLS[t].spec() for t in SLEEPTIME_TOOLS])
 
 #: Prefixes of the queue's non-conversation messages (one source for the prompt and the offline rules).
 TOOL_RESULT = "[function return]"

@@ -40,6 +40,18 @@ class Tool:
         args = [*self.required, *(f"{a}?" for a in self.optional)]
         return f"{self.name}({', '.join(args)}): {self.description}"
 
+    def spec(self) -> dict[str, Any]:
+        """The tool as an OpenAI function spec, with MemGPT's ``request_heartbeat`` among its parameters."""
+        properties: dict[str, Any] = {a: {"type": "integer" if a in WHOLE_NUMBERS else "string"}
+                                      for a in (*self.required, *self.optional)}
+        properties["request_heartbeat"] = {"type": "boolean", "description": "true to take another step after this"}
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": {
+            "type": "object", "properties": properties, "required": list(self.required)}}}
+
+
+#: Arguments that are whole numbers (the rest are text).
+WHOLE_NUMBERS = ("insert_line", "page")
+
 
 TOOLS: dict[str, Tool] = {t.name: t for t in (
     Tool("send_message", "send a message to the user", ("message",)),

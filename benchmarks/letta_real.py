@@ -1,8 +1,8 @@
 """The letta design's tool loop against a real model: a short conversation, then a sleep-time pass.
 
-    python benchmarks/letta_real.py --llm openai:MODEL [--record tests/fixtures/letta] [--timeout 300]
+    python benchmarks/letta_real.py --llm openai:MODEL [--record tests/fixtures/letta] [--timeout 900]
 
-Writes :data:`CONVERSATION` (six turns between two people: facts, a standing preference, a fact the
+Writes :data:`CONVERSATION` (four turns between two people: facts, a standing preference, a fact the
 speaker corrects) into a ``letta`` design turn by turn, lets the sleep-time agent consolidate, and
 reports what the model did: calls, steps, tool calls, errors by kind, heartbeats, unreadable answers,
 the blocks it wrote and what it archived. With ``--record DIR`` the calls are kept in
@@ -27,10 +27,8 @@ OWNER = "maya"
 CONVERSATION = [
     ("Maya", "Hi! I'm Maya, I work as a nurse in Porto."),
     ("Maya", "I'm vegetarian, so please never suggest meat dishes to me."),
-    ("Leo", "Nice to meet you, Maya. I'm Leo, I teach guitar."),
-    ("Maya", "My sister Ana is visiting me next week from Lisbon."),
+    ("Leo", "Nice to meet you, Maya. I have a concert on Friday at the town hall."),
     ("Maya", "Actually, I moved to Braga last month, I don't live in Porto anymore."),
-    ("Leo", "Cool. I have a concert on Friday at the town hall."),
 ]
 #: The agent model's window as the design counts it, well inside the server's 4,096 tokens; three steps a turn.
 SETTINGS: dict[str, Any] = {"window_tokens": 2500, "heartbeat_limit": 3}
@@ -58,7 +56,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--llm", required=True)
     p.add_argument("--record", type=Path, help="keep the calls and the report in this folder")
-    p.add_argument("--timeout", type=float, default=300)
+    p.add_argument("--timeout", type=float, default=900, help="seconds per answer (a shared local server queues)")
     args = p.parse_args()
     chat: ChatModel = make_chat_model(args.llm, timeout=args.timeout, concurrency=1)
     if args.record:

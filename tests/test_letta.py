@@ -15,7 +15,7 @@ from memstream.designs import Entry, LettaDesign, entry, make_design
 from memstream.designs.letta import ERRORS, ToolCall, compile_blocks, execute, parse_tool_call
 from memstream.designs.letta import prompts as letta_prompts
 from memstream.designs.letta.memory import AgentTranscript, View
-from memstream.designs.letta.queue import pressure
+from memstream.designs.letta.queue import Queue, pressure
 from memstream.errors import StructuredOutputError
 from memstream.models import Message, OfflineChatModel, count_tokens, run_direct
 
@@ -206,6 +206,26 @@ def test_pressure_thresholds() -> None:
     assert pressure(70, 100, 0.7, False) == "warn"
     assert pressure(99, 100, 0.7, True) is None  # warned once
     assert pressure(100, 100, 0.7, True) == "evict"
+
+
+def test_eviction_never_takes_the_turn_being_handled() -> None:
+    queue = Queue()
+    for i in range(3):
+        queue.add("user", f"turn {i}", (i + 1,))
+    queue.add("assistant", "{}")
+    queue.add("tool", "result")
+    queue.add("user", "turn being handled", (9,))
+    queue.add("system", letta_prompts.WARNING)
+    queue.warned = True
+    assert [m.text for m in queue.evict(0.9)] == ["turn 0", "turn 1", "turn 2", "{}", "result"]
+    assert [m.text for m in queue.messages] == ["turn being handled", letta_prompts.WARNING] and not queue.warned
+    assert queue.evict(0.5) == [] and len(queue.messages) == 2  # nothing older left to evict
+
+
+def test_a_read_makes_nothing_for_an_unknown_owner() -> None:
+    design = LettaDesign()
+    assert design.context("nobody", "q", T0, 500).blocks == [] and design.counters("nobody") == {}
+    assert design.get_state()["owners"] == {}
 
 
 def filled_to(design: LettaDesign, target: int) -> None:

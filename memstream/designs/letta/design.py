@@ -142,7 +142,8 @@ class LettaDesign(MemoryDesign):
     def counters(self, owner: str | None = None) -> dict[str, int]:
         """What the agent did (one owner's, or all owners' summed): see the module's docstring for the keys."""
         if owner is not None:
-            return dict(self.owner_state(owner).counts)
+            state = self.owners.get(normalise_owner(owner))
+            return dict(state.counts) if state else {}
         total: Counter[str] = Counter()
         for state in self.owners.values():
             total.update(state.counts)
@@ -186,7 +187,9 @@ class LettaDesign(MemoryDesign):
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
         owner = normalise_owner(owner)
-        state = self.owner_state(owner)
+        state = self.owners.get(owner)
+        if state is None:  # nothing written for this owner: nothing to show (and nothing made by a read)
+            return Context([], budget_tokens)
         c = self.config
         fits: dict[str, Fit] = {}
         left = budget_tokens

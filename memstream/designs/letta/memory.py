@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memstream.designs.entries import Entry, Record, entry
+from memstream.designs.index import RecordIndex
 from memstream.designs.letta import prompts
 from memstream.designs.letta.blocks import BlockStore, MemoryBlock, compile_blocks
 from memstream.designs.letta.queue import Queue, QueueMessage, Role, pressure
@@ -42,12 +43,12 @@ class OwnerState:
     evicted: int = 0          # messages evicted from the queue so far
     slept_through: int = 0    # the last record id the sleep-time agent has read
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"queue": self.queue.to_dict(), "summary": self.summary.to_dict(), "counts": dict(self.counts),
                 "evicted": self.evicted, "slept_through": self.slept_through}
 
     @classmethod
-    def from_dict(cls, d: dict) -> OwnerState:
+    def from_dict(cls, d: dict[str, Any]) -> OwnerState:
         return cls(Queue.from_dict(d["queue"]), Summary.from_dict(d["summary"]),
                    Counter({str(k): int(v) for k, v in d["counts"].items()}), int(d["evicted"]),
                    int(d["slept_through"]))
@@ -202,7 +203,7 @@ def ranked(scores: np.ndarray, keep: np.ndarray) -> list[int]:
     return [int(i) for i in top_k(scores, len(scores)) if keep[i]]
 
 
-def search_scores(index, query: str, now: datetime) -> np.ndarray:  # noqa: ANN001 - a RecordIndex
+def search_scores(index: RecordIndex, query: str, now: datetime) -> np.ndarray:
     signals = index.signals(query, now, dense=False, lexical=True)
     return score(SEARCH, signals, RetrievalWeights())
 

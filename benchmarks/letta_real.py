@@ -2,8 +2,8 @@
 
     python benchmarks/letta_real.py --llm openai:MODEL [--record tests/fixtures/letta] [--timeout 900]
 
-Writes :data:`CONVERSATION` (four turns between two people: facts, a standing preference, a fact the
-speaker corrects) into a ``letta`` design turn by turn, lets the sleep-time agent consolidate, and
+Writes :data:`CONVERSATION` (two turns: facts and a standing preference, then a fact the speaker
+corrects; small because a shared 1.5B model on 2 cores takes minutes a call) into a ``letta`` design turn by turn, lets the sleep-time agent consolidate, and
 reports what the model did: calls, steps, tool calls, errors by kind, heartbeats, unreadable answers,
 the blocks it wrote and what it archived. With ``--record DIR`` the calls are kept in
 ``DIR/calls.db`` (a call cache ``tests/test_letta_real.py`` replays with ``mode="replay"``) and the
@@ -25,13 +25,11 @@ from memstream.models import CachedChatModel, ChatModel, make_chat_model
 T0 = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)
 OWNER = "maya"
 CONVERSATION = [
-    ("Maya", "Hi! I'm Maya, I work as a nurse in Porto."),
-    ("Maya", "I'm vegetarian, so please never suggest meat dishes to me."),
-    ("Leo", "Nice to meet you, Maya. I have a concert on Friday at the town hall."),
+    ("Maya", "Hi! I'm Maya, I work as a nurse in Porto, and I'm vegetarian."),
     ("Maya", "Actually, I moved to Braga last month, I don't live in Porto anymore."),
 ]
-#: The agent model's window as the design counts it, well inside the server's 4,096 tokens; three steps a turn.
-SETTINGS: dict[str, Any] = {"window_tokens": 2500, "heartbeat_limit": 3}
+#: The agent model's window as the design counts it, well inside the server's 4,096 tokens; two steps a turn.
+SETTINGS: dict[str, Any] = {"window_tokens": 2500, "heartbeat_limit": 2}
 
 
 def entries() -> list:

@@ -154,8 +154,10 @@ class LettaDesign(MemoryDesign):
     def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
         owner = normalise_owner(owner)
         state = self.owner_state(owner)
-        records = self.add_records(owner, entries)
-        for record in records:
+        records = []
+        for one in entries:  # one at a time: the agent's recall storage holds only what it has been given
+            record = self.add_records(owner, [one])[0]
+            records.append(record)
             state.queue.add("user", record.line, (record.id,))
             view = View(self, owner, record.at, (record.id,))
             yield from chain_stage(prompts.STEP_PURPOSE, AgentTranscript(view), view, AGENT_TOOLS,

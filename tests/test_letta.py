@@ -17,7 +17,7 @@ from memstream.designs.letta import prompts as letta_prompts
 from memstream.designs.letta.memory import AgentTranscript, View
 from memstream.designs.letta.queue import Queue, pressure
 from memstream.errors import StructuredOutputError
-from memstream.models import Message, OfflineChatModel, count_tokens, run_direct
+from memstream.models import Message, OfflineChatModel, count_tokens, run_direct, tool_call_text
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 
@@ -376,6 +376,18 @@ def test_generated_calls_parse_back_and_execute_or_fail_with_a_counted_kind(tool
     result = execute(parsed, View(design, "ann", T0, ()))
     assert result.ok or result.error in ERRORS
     assert all(len(b.value) <= b.limit for b in design.blocks_of("ann"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.none() | st.integers() | st.text(max_size=20), arguments=st.text(max_size=60) | JSON_VALUES)
+def test_a_tools_api_call_becomes_text_the_strict_parser_reads_or_refuses(name: object, arguments: object) -> None:
+    text = tool_call_text(name, arguments)
+    assert isinstance(json.loads(text), dict)
+    try:
+        parsed = parse_tool_call(text)
+    except StructuredOutputError:
+        return
+    assert parsed.tool == (name.strip() or None if isinstance(name, str) else None)
 
 
 @pytest.mark.parametrize("answer", ['{"tool": "x"} {"tool": "y"}', '[{"tool": "x"}]', '{"name": "x"}',

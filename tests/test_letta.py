@@ -16,7 +16,7 @@ from memstream.designs.letta import ERRORS, ToolCall, compile_blocks, execute, p
 from memstream.designs.letta import prompts as letta_prompts
 from memstream.designs.letta.memory import AgentTranscript, View
 from memstream.designs.letta.queue import Queue, pressure
-from memstream.errors import StructuredOutputError
+from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.models import Message, OfflineChatModel, count_tokens, run_direct, tool_call_text
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
@@ -86,6 +86,17 @@ def test_a_shared_block_edited_by_one_owner_is_seen_by_the_other_at_once() -> No
     chat = run(design, [], [said("anything new?", 5, "Bob")], owner="bob")
     assert "The launch moved to June." in chat.seen[0][0]["content"]  # in bob's agent's core memory
     assert block_value(design, "ann", "human") == block_value(design, "bob", "human") == ""  # not shared
+
+
+def test_bad_blocks_are_refused_in_one_line() -> None:
+    design = LettaDesign()
+    for label, value, limit, says in (("two words", "", 10, "bad block label"), ("<x>", "", 10, "bad block label"),
+                                      ("notes", "", 0, "must be positive"), ("notes", "x" * 11, 10, "over its limit"),
+                                      ("human", "", 10, "already has a block labelled 'human'")):
+        with pytest.raises(MemstreamError, match=says) as refused:
+            design.share_block(label, ["ann"], value, limit=limit)
+        assert "\n" not in str(refused.value)
+    assert [b.label for b in design.store.blocks.values()] == ["persona", "human"]  # nothing half made
 
 
 # -- every tool -----------------------------------------------------------------------------------

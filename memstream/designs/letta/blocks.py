@@ -12,11 +12,16 @@ current size and limit in its metadata, so the model sees how much room it has l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memstream.errors import MemstreamError
+
 #: Letta's default character limit of a core memory block.
 DEFAULT_LIMIT = 5000
+#: A label is the block's tag in the compiled context, so it is a plain name.
+LABEL = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")
 
 
 @dataclass
@@ -51,10 +56,12 @@ class BlockStore:
 
     def create(self, label: str, value: str = "", *, description: str = "", limit: int = DEFAULT_LIMIT,
                read_only: bool = False) -> MemoryBlock:
+        if not isinstance(label, str) or not LABEL.fullmatch(label):
+            raise MemstreamError(f"bad block label {label!r}; use a name of letters, digits, _ and -, e.g. team_notes")
         if limit <= 0:
-            raise ValueError(f"a block's character limit must be positive, got {limit}")
+            raise MemstreamError(f"block {label!r}: its character limit must be positive, got {limit}")
         if len(value) > limit:
-            raise ValueError(f"block {label!r}: its value ({len(value)} characters) is over its limit of {limit}")
+            raise MemstreamError(f"block {label!r}: its value ({len(value)} characters) is over its limit of {limit}")
         made = MemoryBlock(self.next_id, label, value, description, limit, read_only)
         self.blocks[made.id] = made
         self.next_id += 1
@@ -66,7 +73,7 @@ class BlockStore:
         if block.id in mine:
             return
         if any(self.blocks[i].label == block.label for i in mine):
-            raise ValueError(f"{owner!r} already has a block labelled {block.label!r}")
+            raise MemstreamError(f"{owner!r} already has a block labelled {block.label!r}; choose another label")
         mine.append(block.id)
 
     def of(self, owner: str) -> list[MemoryBlock]:

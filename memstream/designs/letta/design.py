@@ -49,6 +49,7 @@ from memstream.designs.letta.memory import (
 from memstream.designs.letta.queue import QueueMessage
 from memstream.designs.letta.tools import AGENT_TOOLS, SLEEPTIME_TOOLS
 from memstream.designs.log import RecordLog
+from memstream.errors import MemstreamError
 from memstream.models import Stage, count_tokens
 from memstream.stream import normalise_owner
 
@@ -105,10 +106,14 @@ class LettaDesign(MemoryDesign):
     def share_block(self, label: str, owners: Sequence[str], value: str = "", *, description: str = "",
                     limit: int = DEFAULT_LIMIT, read_only: bool = False) -> MemoryBlock:
         """One block attached to every owner in ``owners``: an edit by one is seen by all at once."""
-        made = self.store.create(label, value, description=description, limit=limit, read_only=read_only)
-        for owner in owners:
+        names = [normalise_owner(o) for o in owners]
+        for owner in names:
             self.owner_state(owner)  # its default blocks first
-            self.store.attach(normalise_owner(owner), made)
+            if self.store.get(owner, label) is not None:
+                raise MemstreamError(f"{owner!r} already has a block labelled {label!r}; choose another label")
+        made = self.store.create(label, value, description=description, limit=limit, read_only=read_only)
+        for owner in names:
+            self.store.attach(owner, made)
         return made
 
     def blocks_of(self, owner: str) -> list[MemoryBlock]:

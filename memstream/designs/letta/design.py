@@ -86,7 +86,8 @@ class LettaDesign(MemoryDesign):
         self.store = BlockStore()
         self.log = RecordLog()
         self.owners: dict[str, OwnerState] = {}
-        self.indexes: dict[str, RecordIndex] = {}
+        self.indexes: dict[str, RecordIndex] = {}   # recall storage: the turns
+        self.archives: dict[str, RecordIndex] = {}  # archival storage: the agent's passages
         self.archival: dict[int, list[int]] = {}  # passage id -> the turns it was written from
         self.by_id: dict[int, Record] = {}
 
@@ -120,11 +121,15 @@ class LettaDesign(MemoryDesign):
         self.owner_state(owner)
         return self.store.of(normalise_owner(owner))
 
-    def add_records(self, owner: str, entries: Sequence[Entry]) -> list[Record]:
+    def add_records(self, owner: str, entries: Sequence[Entry], *, archival: bool = False) -> list[Record]:
+        """Entries kept in the log (one id space) and indexed in recall storage, or in archival storage."""
         records = self.log.append(owner, entries)
         self.by_id.update((r.id, r) for r in records)
-        self.indexes.setdefault(normalise_owner(owner), RecordIndex(None)).add(records)
+        self._index(owner, archival).add(records)
         return records
+
+    def _index(self, owner: str, archival: bool) -> RecordIndex:
+        return (self.archives if archival else self.indexes).setdefault(normalise_owner(owner), RecordIndex(None))
 
     def turns_in(self, messages: Sequence[QueueMessage]) -> list[Record]:
         """The conversation turns (not archival passages) the messages carry."""
@@ -137,12 +142,11 @@ class LettaDesign(MemoryDesign):
 
     def search(self, owner: str, query: str, *, archival: bool, now: datetime | None = None) -> list[Record]:
         """The owner's archival passages (or conversation turns) that share a word with ``query``, best first."""
-        index = self.indexes.get(normalise_owner(owner))
+        index = (self.archives if archival else self.indexes).get(normalise_owner(owner))
         if index is None or not len(index) or not query.strip():
             return []
         scores = search_scores(index, query, now or index.records[-1].at)
-        keep = [(r.id in self.archival) == archival and s > 0 for r, s in zip(index.records, scores, strict=True)]
-        return [index.records[i] for i in ranked(scores, keep)]
+        return [index.records[i] for i in ranked(scores, scores > 0)]
 
     def counters(self, owner: str | None = None) -> dict[str, int]:
         """What the agent did (one owner's, or all owners' summed): see the module's docstring for the keys."""
@@ -174,9 +178,9 @@ class LettaDesign(MemoryDesign):
         inserts it made."""
         owner = normalise_owner(owner)
         state = self.owner_state(owner)
-        index = self.indexes.get(owner)
-        if index is not None:
-            index.prepare()
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None:
+                index.prepare()
         recent = [r for r in self.log.records(owner) if r.id > state.slept_through and r.id not in self.archival]
         if not self.config.sleeptime or not recent:
             return 0
@@ -187,8 +191,9 @@ class LettaDesign(MemoryDesign):
         yield from chain_stage(prompts.SLEEPTIME_PURPOSE, SleeptimeTranscript(view, transcript_lines(recent)), view,
                                SLEEPTIME_TOOLS, self.config.heartbeat_limit, state.counts, "sleeptime_")
         state.slept_through = recent[-1].id
-        if index is not None:
-            index.prepare()
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None:
+                index.prepare()
         return state.counts["block_edits"] + state.counts["archival_inserts"] - before
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
@@ -220,13 +225,16 @@ class LettaDesign(MemoryDesign):
 
     def _retrieve(self, owner: str, query: str, now: datetime, room: int, shown: set[int]) -> Fit:
         """Archival passages and recall turns by the query (a stand-in for the agent's own search at answer time)."""
-        index = self.indexes.get(owner)
-        if index is None or not len(index) or room <= 0:
+        if room <= 0:
             return Fit([])
-        scores = search_scores(index, query, now)
-        lines = [self._line(x) for x in self.log.lines_of(owner)]
-        keep = [x.ids[0] not in shown for x in lines]
-        return fit_best((lines[i] for i in ranked(scores, keep)), room)
+        lines = {x.ids[0]: x for x in self.log.lines_of(owner)}
+        scored: list[tuple[float, int]] = []  # both stores' BM25 scores, merged (a stand-in's ranking)
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None and len(index):
+                scores = search_scores(index, query, now)
+                scored.extend((float(x), r.id) for x, r in zip(scores, index.records, strict=True) if r.id not in shown)
+        scored.sort(key=lambda pair: (-pair[0], -pair[1]))  # best first; ties to the newer
+        return fit_best((self._line(lines[i]) for _, i in scored), room)
 
     def _line(self, line: Line) -> Line:
         """An archival passage's line cites the turns it was written from (its provenance)."""
@@ -247,9 +255,10 @@ class LettaDesign(MemoryDesign):
         self.owners = {o: OwnerState.from_dict(s) for o, s in state["owners"].items()}
         self.archival = {int(k): [int(i) for i in v] for k, v in state["archival"].items()}
         self.by_id = {r.id: r for mine in self.log.by_owner.values() for r in mine}
-        self.indexes = {}
+        self.indexes, self.archives = {}, {}
         for owner, records in self.log.by_owner.items():
-            self.indexes.setdefault(owner, RecordIndex(None)).add(records)
+            for record in records:
+                self._index(owner, record.id in self.archival).add([record])
 
 
 def fit_core(blocks: Sequence[MemoryBlock], room: int) -> Fit:

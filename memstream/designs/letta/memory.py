@@ -1,9 +1,9 @@
 """One owner's memory as the tools and the agent loop see it, at one moment (a view on the design).
 
-Recall storage is every turn the owner was given (the design's record log); archival storage is the
-passages the agent inserted, kept in the same log (so ids never collide) and told apart by id. Both
-are searched with BM25 over each record and its neighbours (:class:`~memstream.designs.index.RecordIndex`),
-a lexical stand-in for Letta's embedding search of archival memory.
+Recall storage is every turn the owner was given; archival storage is the passages the agent
+inserted. Both are kept in the design's record log (one id space, so provenance never confuses
+them) and each has its own index, searched with BM25 over each record and its neighbours
+(:class:`~memstream.designs.index.RecordIndex`), a lexical stand-in for Letta's embedding search.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class Holder(Protocol):
     archival: dict[int, list[int]]
 
     def owner_state(self, owner: str) -> OwnerState: ...
-    def add_records(self, owner: str, entries: list[Entry]) -> list[Record]: ...
+    def add_records(self, owner: str, entries: list[Entry], *, archival: bool = False) -> list[Record]: ...
     def turns_in(self, messages: list[QueueMessage]) -> list[Record]: ...
     def counts_stored(self, owner: str) -> tuple[int, int]: ...
     def search(self, owner: str, query: str, *, archival: bool) -> list[Record]: ...
@@ -92,7 +92,7 @@ class View:
             made = entry(text=content, at=self.now, source=ARCHIVAL, kind="observation")
         except MemstreamError as e:
             raise Failed("bad_argument", f"content cannot be stored: {e}") from None
-        record = self.design.add_records(self.owner, [made])[0]
+        record = self.design.add_records(self.owner, [made], archival=True)[0]
         self.design.archival[record.id] = list(self.cites)
         self.state.counts["archival_inserts"] += 1
         return record.id
@@ -198,7 +198,7 @@ def chat_message(m: QueueMessage) -> Message:
     return {"role": "assistant" if m.role == "assistant" else "user", "content": m.text}
 
 
-def ranked(scores: np.ndarray, keep: np.ndarray) -> list[int]:
+def ranked(scores: np.ndarray, keep: np.ndarray | list[bool]) -> list[int]:
     """Positions of the kept records, best score first."""
     return [int(i) for i in top_k(scores, len(scores)) if keep[i]]
 

@@ -448,3 +448,17 @@ def test_a_server_that_refuses_tools_is_asked_again_without(monkeypatch: pytest.
         LettaDesign().write("ann", [said("hello")], chat=chat)
     assert "tools" in server.requests[0] and "tools" not in server.requests[1]
     assert chat.tools_mode == "prompt" and chat.usage.by_purpose[letta_prompts.STEP_PURPOSE].failed == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(tools=st.lists(st.tuples(TOOL_NAMES, ARGUMENTS, st.booleans()), max_size=8), turns=st.integers(1, 4))
+def test_state_round_trips_after_any_sequence_of_calls(tools: list, turns: int) -> None:
+    design = LettaDesign(LettaDesign.Config(block_limit=100, window_tokens=900))
+    design.share_block("team", ["ann", "bob"], "")
+    run(design, [call(t or None, h, **a) for t, a, h in tools], [said(f"I said {i}.", i) for i in range(turns)])
+    again = LettaDesign(design.config)
+    again.set_state(json.loads(json.dumps(design.get_state())))
+    assert again.get_state() == design.get_state()
+    a = design.context("ann", "what did I say", T0 + timedelta(days=1), 700)
+    b = again.context("ann", "what did I say", T0 + timedelta(days=1), 700)
+    assert (a.text, a.ids, a.tokens) == (b.text, b.ids, b.tokens) and a.tokens <= 700

@@ -108,7 +108,7 @@ def test_the_cli_prints_the_table_writes_json_and_plots(tmp_path: Path, capsys) 
 
 
 @pytest.mark.parametrize(("argv", "problem"), [
-    (["--design", "letta"], "unknown design 'letta'"),
+    (["--design", "nosuch"], "unknown design 'nosuch'"),
     (["--design", "full", "--budget", "0"], "--budget '0' must be positive"),
     (["--design", "full", "--budget", "1k"], "--budget '1k' must be positive"),
     (["--design", "tiered", "--retriever", "magic"], "unknown retriever 'magic'"),

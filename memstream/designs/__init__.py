@@ -12,6 +12,7 @@ from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
 from memstream.designs.full import FullConfig, FullContext
+from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
 from memstream.designs.retrievers import (
@@ -32,10 +33,10 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
-    "COMPACTIONS", "DESIGNS", "DROPPED_EDITS",
-    "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
-    "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
-    "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
-    "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores", "check_budget", "check_retriever", "design_names",
-    "entry", "load_state", "make_design", "save_state", "score", "tokenize",
+    "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS",
+    "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext",
+    "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "Record", "RetrievalWeights", "Signals",
+    "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores",
+    "check_budget", "check_retriever", "design_names", "entry", "load_state", "make_design", "save_state", "score",
+    "tokenize",
 ]

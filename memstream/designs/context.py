@@ -18,6 +18,7 @@ from memstream.models import count_tokens
 #: Each tier's heading, as the model reads it.
 TITLES = {
     "pinned": "Pinned (always kept)",
+    "core": "Core memory (blocks the agent edits)",
     "summary": "Summary of earlier conversation",
     "insights": "Insights (reflections)",
     "retrieved": "Retrieved memories",

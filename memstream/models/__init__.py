@@ -31,6 +31,7 @@ from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEm
 from memstream.models.offline import OfflineChatModel, prompt_of, register_rules, tie_breaker
 from memstream.models.parsing import (
     ANSWER_SCHEMAS,
+    ANSWER_TOOLS,
     Citations,
     items_of,
     json_values,
@@ -39,6 +40,8 @@ from memstream.models.parsing import (
     parse_structured,
     parse_yes_no,
     register_answer_schema,
+    register_answer_tools,
+    tool_call_text,
 )
 from memstream.models.request import Request, Stage, answer_all, concurrently, run_direct
 
@@ -84,11 +87,11 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 __all__ = [
     "ANSWER_TOKENS", "answer_tokens", "register_answer_tokens",
-    "ANSWER_SCHEMAS", "REQUESTS_IN_FLIGHT", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call",
-    "ChatModel", "Citations",
+    "ANSWER_SCHEMAS", "ANSWER_TOOLS", "REQUESTS_IN_FLIGHT", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder",
+    "Call", "ChatModel", "Citations",
     "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
     "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
     "json_values", "l2_normalise", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
     "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
-    "register_rules", "run_direct", "tie_breaker", "windows",
+    "register_answer_tools", "register_rules", "run_direct", "tie_breaker", "tool_call_text", "windows",
 ]

@@ -26,7 +26,7 @@ from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamEr
 from memstream.models import endpoint
 from memstream.models.base import REQUESTS_IN_FLIGHT, Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 from memstream.models.bounds import answer_tokens, bounded_schema
-from memstream.models.parsing import ANSWER_SCHEMAS
+from memstream.models.parsing import ANSWER_SCHEMAS, ANSWER_TOOLS, tool_call_text
 from memstream.models.probe import (
     PROBE_MAX_TOKENS,
     PROBE_MESSAGES,
@@ -83,6 +83,14 @@ def _refuses_format(error: Exception) -> bool:
     text = str(error).lower()
     return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
             and ("response_format" in text or "json_schema" in text or "json_object" in text))
+
+
+def _refuses_tools(error: Exception) -> bool:
+    import openai
+
+    text = str(error).lower()
+    return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
+            and "tool" in text)
 
 
 def with_attempts(call: Callable[[], T], *, attempts: int, backoff_s: float, what: str) -> T:
@@ -191,7 +199,12 @@ def completion_of(response: Any, started: float) -> Completion:
     choice = first_choice(field(response, "choices"))
     if choice is None:
         raise MemstreamError(f"the server answered with no choices ({str(response)[:80]!r})")
-    content = field(field(choice, "message"), "content")
+    message = field(choice, "message")
+    content = field(message, "content")
+    called = field(message, "tool_calls")
+    if isinstance(called, list | tuple) and called:  # a tools API's call: the answer is the first one
+        function = field(called[0], "function")
+        content = tool_call_text(field(function, "name"), field(function, "arguments"))
     if content is None:
         content = field(choice, "text")  # a completions-style answer
     usage = field(response, "usage")
@@ -225,6 +238,11 @@ def response_format(mode: str, name: str, schema: dict[str, Any]) -> dict[str, A
     return None
 
 
+#: How a purpose's tools (``ANSWER_TOOLS``) are offered: through the tools API, or only as the prompt
+#: describes them (the model writes the call as JSON); a server that refuses ``tools`` is asked again without.
+TOOL_MODES = ("api", "prompt")
+
+
 class OpenAIChat(ChatModel):
     """Chat completions from an OpenAI-compatible endpoint; batches run concurrently.
 
@@ -235,9 +253,11 @@ class OpenAIChat(ChatModel):
     (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
     (``structured_mode``). Which form to start from is chosen by measurement: at the first request
     with a schema, a small probe asks the server in each form (:mod:`memstream.models.probe`;
-    ``structured_probe`` says what it found); ``MEMSTREAM_STRUCTURED`` forces one. Each request
-    carries its purpose in an ``X-Memstream-Purpose`` header
-    (servers ignore it; a proxy or a test server can read it).
+    ``structured_probe`` says what it found); ``MEMSTREAM_STRUCTURED`` forces one. A purpose with tools
+    (``ANSWER_TOOLS``) is sent them through the tools API instead (``MEMSTREAM_TOOLS=api``, the default;
+    ``prompt`` never sends them, and a server that refuses them is asked again without), and the tool
+    call it returns is the answer's text. Each request carries its purpose in an ``X-Memstream-Purpose``
+    header (servers ignore it; a proxy or a test server can read it).
     """
 
     def __init__(
@@ -269,6 +289,9 @@ class OpenAIChat(ChatModel):
         self.structured_mode = STRUCTURED_MODES[0] if chosen == "auto" else chosen
         self.structured_probe: ProbeResult | None = None if chosen == "auto" else ProbeResult(
             chosen=chosen, forced=True, why="MEMSTREAM_STRUCTURED")
+        self.tools_mode = os.environ.get("MEMSTREAM_TOOLS", TOOL_MODES[0])
+        if self.tools_mode not in TOOL_MODES:
+            raise MemstreamError(f"MEMSTREAM_TOOLS={self.tools_mode!r}; use one of {TOOL_MODES}")
         self._said_abandoned = False
         _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
@@ -282,6 +305,10 @@ class OpenAIChat(ChatModel):
                    "max_tokens": answer_tokens(purpose), **params}
         if self.seed is not None:  # OpenAI, vLLM and llama.cpp's server take a sampling seed
             request["seed"] = self.seed
+        tools = ANSWER_TOOLS.get(purpose)
+        if tools and self.tools_mode == "api":  # the call comes back as a tool call, not constrained text
+            request["tools"], request["tool_choice"] = tools, "auto"
+            return request
         schema = ANSWER_SCHEMAS.get(purpose)
         form = response_format(self.structured_mode, purpose, bounded_schema(schema)) if schema is not None else None
         if form is not None:
@@ -316,6 +343,12 @@ class OpenAIChat(ChatModel):
             self.structured_mode = STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
             log.warning("%s refused response_format %s (%s); using %s", self.name, mode, str(error)[:80],
                         self.structured_mode)
+
+    def _tools_refused(self, error: Exception) -> None:
+        if self.tools_mode == "api":
+            self.tools_mode = "prompt"
+            log.warning("%s refused the tools API (%s); the tools are offered in the prompt only", self.name,
+                        str(error)[:80])
 
     def _abandoned(self, purpose: str, delay: float | None) -> float | None:
         """A request given up on at the client's timeout: a local server goes on generating it, so a
@@ -364,11 +397,15 @@ class OpenAIChat(ChatModel):
                         return Failure(sent, self.breaker.reason or "")
                     start, mode = time.perf_counter(), self.structured_mode
                     sent += 1
+                    request = self._request(purpose, messages, params)
                     try:
                         with REQUESTS_IN_FLIGHT:
-                            response = await client.chat.completions.create(**self._request(purpose, messages, params))
+                            response = await client.chat.completions.create(**request)
                         completion = completion_of(response, start)
                     except Exception as error:  # noqa: BLE001 - every failure becomes a counted outcome
+                        if "tools" in request and _refuses_tools(error):
+                            self._tools_refused(error)  # asked again with the tools in the prompt only
+                            continue
                         if _refuses_format(error) and mode != "plain":
                             self._refused(mode, error)  # not the endpoint failing: asked again in the next form
                             continue

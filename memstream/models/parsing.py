@@ -26,6 +26,28 @@ def register_answer_schema(purpose: str, model: type[BaseModel]) -> None:
     ANSWER_SCHEMAS[purpose] = model.model_json_schema()
 
 
+ANSWER_TOOLS: dict[str, list[dict[str, Any]]] = {}
+"""Purpose -> the tools its answer calls (OpenAI function specs), registered by the package that owns the
+prompt. A back-end with a tools API is sent them, and the tool call it returns becomes the answer's text
+(:func:`tool_call_text`), so the purpose's parser reads a called tool and a written one alike."""
+
+
+def register_answer_tools(purpose: str, tools: list[dict[str, Any]]) -> None:
+    ANSWER_TOOLS[purpose] = tools
+
+
+def tool_call_text(name: Any, arguments: Any) -> str:
+    """A tools API's call as answer text, ``{"tool": NAME, "arguments": {...}}``: the arguments as an object
+    where their JSON reads as one, else as the text the server sent (which a strict parser refuses)."""
+    value = arguments
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments) if arguments.strip() else {}
+        except (json.JSONDecodeError, RecursionError):
+            value = arguments
+    return json.dumps({"tool": name if isinstance(name, str) else None, "arguments": value}, ensure_ascii=False)
+
+
 def _numbers(value: Any) -> list[int]:
     """Citation numbers from what a model wrote: ``[3, 5]``, ``["3", "5"]``, ``"3, 5"`` or ``3``."""
     if value is None:

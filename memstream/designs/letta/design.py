@@ -1,0 +1,291 @@
+"""``letta``: core memory blocks the agent edits with tools, a FIFO queue with a recursive summary, and
+recall and archival storage it searches (MemGPT, Packer et al. 2023; Letta's documented behaviour).
+
+Writing is the agent's work: each entry joins the FIFO queue and the agent takes a chain of steps
+(:mod:`.agent`), each one tool call (:mod:`.tools`) whose result it reads next; it keeps what matters in
+its core memory blocks (:mod:`.blocks`) or archival storage. The queue's pressure is watched before
+every step (:mod:`.queue`): a warning at 70% of the agent model's window, eviction of about half of it
+into the recursive summary at 100%; evicted turns stay in recall storage. ``consolidate_stage`` is
+Letta's sleep-time agent: between sessions, off the answer path, it reorganises the blocks from the
+recent turns.
+
+``context`` never asks a model: it compiles what the agent's main context holds (core blocks, the
+summary, the queue's turns) and adds a search of archival and recall storage by the query, which
+stands in for the search tool call the agent itself would make at answer time (one more model call
+the answer-level eval does not make). Its tiers: core (up to ``core_share`` of the budget), summary,
+window (the queue's turns, newest first) and retrieved (the rest).
+
+:meth:`LettaDesign.counters` says what the agent did, per owner or in total: steps, tool calls, tool
+errors by kind (``error:KIND``), heartbeats, chain limits reached, warnings, evictions, evicted
+messages, summaries, block edits, archival inserts, and the sleep-time agent's own (``sleeptime_*``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, Fit, Line, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.entries import Entry, Record
+from memstream.designs.index import RecordIndex
+from memstream.designs.letta import prompts
+from memstream.designs.letta.agent import chain_stage
+from memstream.designs.letta.blocks import DEFAULT_LIMIT, BlockStore, MemoryBlock, compile_block
+from memstream.designs.letta.memory import (
+    AgentTranscript,
+    OwnerState,
+    SleeptimeTranscript,
+    View,
+    ranked,
+    search_scores,
+    transcript_lines,
+)
+from memstream.designs.letta.queue import QueueMessage
+from memstream.designs.letta.tools import AGENT_TOOLS, EDIT_ERRORS, SLEEPTIME_TOOLS
+from memstream.designs.log import RecordLog
+from memstream.errors import MemstreamError
+from memstream.models import Stage, count_tokens
+from memstream.stream import normalise_owner
+
+#: Letta's default blocks (their descriptions are Letta's, the human's widened to people overheard).
+PERSONA = ("The persona block: stores details about your current persona, guiding how you behave and respond.",
+           "I am a helpful assistant with a long memory. I keep what people tell me about themselves.")
+HUMAN = ("The human block: stores key details about the people you are conversing with or listening to, "
+         "allowing for more personalized conversation.", "")
+
+
+class LettaConfig(DesignConfig):
+    window_tokens: int = Field(default=8192, gt=0, description="the agent model's context window")
+    warn_at: float = Field(default=0.7, gt=0, lt=1, description="share of the window that brings the warning")
+    evict_share: float = Field(default=0.5, gt=0, lt=1, description="share of the queue evicted at the window")
+    heartbeat_limit: int = Field(default=5, gt=0, description="steps chained for one message, at most")
+    block_limit: int = Field(default=DEFAULT_LIMIT, ge=len(PERSONA[1]), description="characters of each default block")
+    page_size: int = Field(default=5, gt=0, description="search results per page")
+    summary_batch: int = Field(default=20, gt=0, description="evicted turns summarised per request")
+    summary_words: int = Field(default=150, gt=0)
+    listen: bool = Field(default=True, description="the agent overhears others (replies are counted, not kept)")
+    sleeptime: bool = Field(default=True, description="consolidate with the sleep-time agent")
+    sleeptime_turns: int = Field(default=40, gt=0, description="recent turns the sleep-time agent reads")
+    core_share: float = Field(default=0.35, ge=0, le=1)
+    summary_share: float = Field(default=0.1, ge=0, le=1)
+    window_share: float = Field(default=0.2, ge=0, le=1)
+
+
+class LettaDesign(MemoryDesign):
+    name = "letta"
+    Config = LettaConfig
+
+    def __init__(self, config: LettaConfig | None = None) -> None:
+        super().__init__(config)
+        self.store = BlockStore()
+        self.log = RecordLog()
+        self.owners: dict[str, OwnerState] = {}
+        self.indexes: dict[str, RecordIndex] = {}   # recall storage: the turns
+        self.archives: dict[str, RecordIndex] = {}  # archival storage: the agent's passages
+        self.archival: dict[int, list[int]] = {}  # passage id -> the turns it was written from
+        self.by_id: dict[int, Record] = {}
+
+    # -- owners, blocks, records ---------------------------------------------------------------
+
+    def owner_state(self, owner: str) -> OwnerState:
+        """The owner's state, with Letta's default blocks attached the first time the owner is seen."""
+        owner = normalise_owner(owner)
+        if owner not in self.owners:
+            self.owners[owner] = OwnerState()
+            for label, (description, value) in (("persona", PERSONA), ("human", HUMAN)):
+                if self.store.get(owner, label) is None:
+                    self.store.attach(owner, self.store.create(label, value, description=description,
+                                                               limit=self.config.block_limit))
+        return self.owners[owner]
+
+    def share_block(self, label: str, owners: Sequence[str], value: str = "", *, description: str = "",
+                    limit: int = DEFAULT_LIMIT, read_only: bool = False) -> MemoryBlock:
+        """One block attached to every owner in ``owners``: an edit by one is seen by all at once."""
+        names = [normalise_owner(o) for o in owners]
+        for owner in names:
+            self.owner_state(owner)  # its default blocks first
+            if self.store.get(owner, label) is not None:
+                raise MemstreamError(f"{owner!r} already has a block labelled {label!r}; choose another label")
+        made = self.store.create(label, value, description=description, limit=limit, read_only=read_only)
+        for owner in names:
+            self.store.attach(owner, made)
+        return made
+
+    def blocks_of(self, owner: str) -> list[MemoryBlock]:
+        self.owner_state(owner)
+        return self.store.of(normalise_owner(owner))
+
+    def add_records(self, owner: str, entries: Sequence[Entry], *, archival: bool = False) -> list[Record]:
+        """Entries kept in the log (one id space) and indexed in recall storage, or in archival storage."""
+        records = self.log.append(owner, entries)
+        self.by_id.update((r.id, r) for r in records)
+        self._index(owner, archival).add(records)
+        return records
+
+    def _index(self, owner: str, archival: bool) -> RecordIndex:
+        return (self.archives if archival else self.indexes).setdefault(normalise_owner(owner), RecordIndex(None))
+
+    def turns_in(self, messages: Sequence[QueueMessage]) -> list[Record]:
+        """The conversation turns (not archival passages) the messages carry."""
+        return [self.by_id[i] for m in messages for i in m.ids if i in self.by_id and i not in self.archival]
+
+    def counts_stored(self, owner: str) -> tuple[int, int]:
+        mine = self.log.records(owner)
+        archival = sum(r.id in self.archival for r in mine)
+        return len(mine) - archival, archival
+
+    def search(self, owner: str, query: str, *, archival: bool, now: datetime | None = None) -> list[Record]:
+        """The owner's archival passages (or conversation turns) that share a word with ``query``, best first."""
+        index = (self.archives if archival else self.indexes).get(normalise_owner(owner))
+        if index is None or not len(index) or not query.strip():
+            return []
+        scores = search_scores(index, query, now or index.records[-1].at)
+        return [index.records[i] for i in ranked(scores, scores > 0)]
+
+    def counters(self, owner: str | None = None) -> dict[str, int]:
+        """What the agent did (one owner's, or all owners' summed): see the module's docstring for the keys."""
+        total: Counter[str] = Counter()
+        for name, state in self.owners.items():
+            if owner is None or name == normalise_owner(owner):
+                total.update(state.counts)
+        if not total:
+            return {}
+        # the names every design reports by (designs.base): an eviction compacts the queue into the
+        # recursive summary; an edit the model tried that failed (its string absent, a block's limit, a
+        # read-only or missing block) is an edit dropped
+        total[COMPACTIONS] = total["evictions"]
+        total[DROPPED_EDITS] = sum(total[f"{p}error:{kind}"] for p in ("", "sleeptime_") for kind in EDIT_ERRORS)
+        return dict(total)
+
+    # -- the interface -------------------------------------------------------------------------
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        owner = normalise_owner(owner)
+        state = self.owner_state(owner)
+        records = []
+        for one in entries:  # one at a time: the agent's recall storage holds only what it has been given
+            record = self.add_records(owner, [one])[0]
+            records.append(record)
+            state.queue.add("user", record.line, (record.id,))
+            view = View(self, owner, record.at, (record.id,))
+            yield from chain_stage(prompts.STEP_PURPOSE, AgentTranscript(view), view, AGENT_TOOLS,
+                                   self.config.heartbeat_limit, state.counts)
+        return [r.id for r in records]
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
+        """The sleep-time agent's pass over the turns since its last one; the block edits and archival
+        inserts it made."""
+        owner = normalise_owner(owner)
+        state = self.owner_state(owner)
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None:
+                index.prepare()
+        recent = [r for r in self.log.records(owner) if r.id > state.slept_through and r.id not in self.archival]
+        if not self.config.sleeptime or not recent:
+            return 0
+        recent = recent[-self.config.sleeptime_turns:]
+        before = state.counts["block_edits"] + state.counts["archival_inserts"]
+        view = View(self, owner, now, tuple(r.id for r in recent))
+        state.counts["sleeptime_runs"] += 1
+        yield from chain_stage(prompts.SLEEPTIME_PURPOSE, SleeptimeTranscript(view, transcript_lines(recent)), view,
+                               SLEEPTIME_TOOLS, self.config.heartbeat_limit, state.counts, "sleeptime_")
+        state.slept_through = recent[-1].id
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None:
+                index.prepare()
+        return state.counts["block_edits"] + state.counts["archival_inserts"] - before
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        owner = normalise_owner(owner)
+        state = self.owners.get(owner)
+        if state is None:  # nothing written for this owner: nothing to show (and nothing made by a read)
+            return Context([], budget_tokens)
+        c = self.config
+        fits: dict[str, Fit] = {}
+        left = budget_tokens
+        candidates = {"summary": state.summary.lines(), "window": self._window(owner, state)}
+        for tier, share in (("core", c.core_share), ("summary", c.summary_share), ("window", c.window_share)):
+            room = room_for(tier, min(left, int(budget_tokens * share)))
+            fits[tier] = fit_core(self.store.of(owner), room) if tier == "core" else fit_newest(candidates[tier], room)
+            made = block(tier, fits[tier].kept)
+            left -= made.tokens if made else 0
+        shown = {i for x in fits["window"].kept for i in x.ids}
+        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left), shown)
+        blocks = [b for tier in ("core", "summary", "retrieved", "window")
+                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
+        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
+                       sum(f.cut_tokens for f in fits.values()))
+
+    def _window(self, owner: str, state: OwnerState) -> list[Line]:
+        """The queue's conversation turns as context lines, in order."""
+        lines = {x.ids[0]: x for x in self.log.lines_of(owner)}
+        return [lines[i] for m in state.queue.messages for i in m.ids if i in lines and i not in self.archival]
+
+    def _retrieve(self, owner: str, query: str, now: datetime, room: int, shown: set[int]) -> Fit:
+        """Archival passages and recall turns by the query (a stand-in for the agent's own search at answer time)."""
+        if room <= 0:
+            return Fit([])
+        lines = {x.ids[0]: x for x in self.log.lines_of(owner)}
+        scored: list[tuple[float, int]] = []  # both stores' BM25 scores, merged (a stand-in's ranking)
+        for index in (self.indexes.get(owner), self.archives.get(owner)):
+            if index is not None and len(index):
+                scores = search_scores(index, query, now)
+                scored.extend((float(x), r.id) for x, r in zip(scores, index.records, strict=True) if r.id not in shown)
+        scored.sort(key=lambda pair: (-pair[0], -pair[1]))  # best first; ties to the newer
+        return fit_best((self._line(lines[i]) for _, i in scored), room)
+
+    def _line(self, line: Line) -> Line:
+        """An archival passage's line cites the turns it was written from (its provenance)."""
+        cites = self.archival.get(line.ids[0])
+        return line if cites is None else replace(line, ids=(line.ids[0], *cites))
+
+    # -- state ---------------------------------------------------------------------------------
+
+    def get_state(self) -> dict[str, Any]:
+        return {"log": self.log.get_state(), "blocks": self.store.get_state(),
+                "owners": {o: s.to_dict() for o, s in self.owners.items()},
+                "archival": {str(k): v for k, v in self.archival.items()}}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])
+        self.store = BlockStore()
+        self.store.set_state(state["blocks"])
+        self.owners = {o: OwnerState.from_dict(s) for o, s in state["owners"].items()}
+        self.archival = {int(k): [int(i) for i in v] for k, v in state["archival"].items()}
+        self.by_id = {r.id: r for mine in self.log.by_owner.values() for r in mine}
+        self.indexes, self.archives = {}, {}
+        for owner, records in self.log.by_owner.items():
+            for record in records:
+                self._index(owner, record.id in self.archival).add([record])
+
+
+def fit_core(blocks: Sequence[MemoryBlock], room: int) -> Fit:
+    """The blocks, in order, each whole if it fits in what is left of ``room``, else with only the newest
+    lines of its value that fit (the older ones counted as cut): a small budget shows every block's latest.
+    (A token never spans a newline, so a block's tokens are its tags' plus its lines'.)"""
+    fit = Fit([])
+    left = room
+    for position, b in enumerate(blocks):
+        lines = b.value.split("\n") if b.value else []
+        sizes = [count_tokens(x) for x in lines]
+        tags = count_tokens(compile_block(b, ""))
+        start, total = len(lines), tags
+        while start > 0 and total + sizes[start - 1] <= left:
+            start -= 1
+            total += sizes[start]
+        if total > left:
+            start = len(lines)  # not even its tags fit: the whole block is cut
+        else:
+            text = compile_block(b, "\n".join(lines[start:]))
+            fit.kept.append(Line(text, total, tuple(b.cites), float(position)))
+            left -= total
+        fit.cut += start
+        fit.cut_tokens += sum(sizes[:start])
+    return fit

@@ -8,7 +8,7 @@
   So news spreads from agent to agent as in the paper's party invitation.
 - A memo says what the other told it, turned into the third person; a conversation is as
   poignant as its most poignant line on the importance rules; the planning thought is the first
-  event the other mentioned with a time and a place (:func:`memstream.offline_text.commitment`).
+  event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`).
 - An interview answer quotes the remembered statements that share most words with the question.
 - Asked whether it knows of something, it does if a listed memory holds every content word of it.
 - As a judge it checks grounding only: the share of the answer's content words found in the memories
@@ -21,7 +21,8 @@ import json
 import re
 
 from memstream.models import Message, prompt_of, register_rules
-from memstream.offline_text import commitment, content_words
+from memstream.offline_events import commitment, named_places
+from memstream.offline_text import content_words
 from memstream.sim import prompts
 from memstream.stream import rate_poignancy
 
@@ -157,8 +158,9 @@ def answer_poignancy(messages: list[Message]) -> str:
 def answer_plans(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = re.search(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
+    places = named_places(content)
     for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
-        event = commitment(text) if speaker != name else None
+        event = commitment(text, places) if speaker != name else None
         if event:
             return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {event.when}"})
     return json.dumps({"plans": "nothing to plan"})

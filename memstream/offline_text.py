@@ -74,3 +74,47 @@ def gerund(phrase: str) -> str:
     else:
         ing = word + "ing"
     return f"{ing} {rest}".strip()
+
+
+# -- persons: a statement turned between "I" and a name, as plain rules do it ----------------------
+
+#: Words after "I" that stay as they are for any person: modals, the past, a few adverbs ("I just got").
+_INVARIANT = frozenset("""can could will would shall should may might must did had was went got saw met told said
+made took came heard thought found knew left felt bought brought gave ran sat began kept lost won wrote read
+just really also never always still already often usually only once recently finally""".split())
+_BE_HAVE = {"am": "is", "have": "has", "do": "does", "go": "goes", "was": "was"}
+_BASE = {v: k for k, v in _BE_HAVE.items()}
+
+
+def third_person(verb: str) -> str:
+    """The verb after "I" as it reads after a name: "am" -> "is", "watch" -> "watches", "try" ->
+    "tries"; a modal, a past form or an adverb is unchanged."""
+    word = verb.lower()
+    if word in _BE_HAVE:
+        return _BE_HAVE[word]
+    if word in _INVARIANT or word.endswith(("ed", "ly")) or not word.isalpha():
+        return verb
+    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def first_person(verb: str) -> str:
+    """The verb after a name as it reads after "I": "is" -> "am", "watches" -> "watch", "tries" -> "try"."""
+    word = verb.lower()
+    if word in _BASE:
+        return _BASE[word]
+    if not is_third_person(word):
+        return verb
+    if word.endswith("ies") and len(word) > 4:
+        return verb[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+        return verb[:-2]
+    return verb[:-1]
+
+
+def is_third_person(word: str) -> bool:
+    """"runs", "loves", "watches" (not "curious", "glass", "this", "has" which is handled apart)."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha() and word.islower()

@@ -22,7 +22,7 @@ import re
 
 from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_events import commitment, named_places
-from memstream.offline_text import content_words
+from memstream.offline_text import content_words, first_person, is_third_person, third_person
 from memstream.sim import prompts
 from memstream.stream import rate_poignancy
 
@@ -31,8 +31,6 @@ _TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-
 #: Not passed on as news: plans, dialogues, what was seen (someone's doings, an object's state) and the
 #: rules' own reflections; what is shared is the speaker's situation and what it was told.
 _NOT_SHARED_KINDS = frozenset({"plan", "dialogue", "observation", "reflection"})
-_FIRST_PERSON = {"has": "have", "is": "am", "does": "do", "was": "was"}
-_THIRD_PERSON = {"have": "has", "am": "is", "do": "does", "go": "goes", "was": "was"}
 _ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
 _CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
 
@@ -53,32 +51,36 @@ def in_my_words(fact: str, speaker: str) -> str:
     if label:
         rest = text[label.end():]
         text = f"{speaker} {_as_predicate(rest)}" if rest[:1].islower() else rest  # "planning a party"
-    text = re.sub(rf"\b{re.escape(speaker)} (\w+)\b", lambda m: "I " + _FIRST_PERSON.get(
-        m.group(1), m.group(1)[:-1] if _third_person_verb(m.group(1)) else m.group(1)), text)
-    text = re.sub(rf"\b{re.escape(speaker)}'s\b", "my", text)
-    text = re.sub(rf"\b{re.escape(speaker)}\b", "I", text)
+    name = re.escape(speaker)
+    text = re.sub(rf"\b{name}'s\b", "my", text)
+    text = re.sub(rf"(^|\bthat |[.;!?] ){name} (\w+)\b", lambda m: f"{m.group(1)}I {first_person(m.group(2))}", text)
+    text = re.sub(rf"(^|\bthat |[.;!?] ){name}\b", r"\1I", text)
+    text = re.sub(rf"\b{name}\b", "me", text)
     return text[:1].upper() + text[1:]
-
-
-def _third_person_verb(word: str) -> bool:
-    """"runs", "loves" (not "curious", "glass", "has" which is handled apart)."""
-    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.islower()
 
 
 def _as_predicate(rest: str) -> str:
     """A situation's predicate after the name: "planning a party" -> "is planning a party"."""
     first = rest.split(" ", 1)[0]
-    return rest if first in _FIRST_PERSON or _third_person_verb(first) else f"is {rest}"
+    return rest if first in ("has", "is", "does", "was") or is_third_person(first) else f"is {rest}"
+
+
+_CONTRACTED = {"m": "am", "ve": "have", "ll": "will", "d": "would"}
+_YOU_CONTRACTED = {"re": "are", "ve": "have", "ll": "will", "d": "would"}
+_YOU_VERBS = {"are": "is", "were": "was", "have": "has", "do": "does"}
 
 
 def in_their_words(said: str, speaker: str, listener: str) -> str:
-    """What ``speaker`` said in the first person, retold by ``listener`` in the third."""
-    said = re.sub(r"\bI'm\b", "I am", said)
-    said = re.sub(r"\bI (\w+)", lambda m: f"{speaker} " + _THIRD_PERSON.get(
-        m.group(1), m.group(1) + ("es" if m.group(1).endswith(("s", "sh", "ch", "x")) else "s")), said)
-    for pattern, replacement in ((r"\bmy\b", f"{speaker}'s"), (r"\bme\b", speaker), (r"\bI\b", speaker),
-                                 (r"\byou\b", listener)):
-        said = re.sub(pattern, replacement, said)
+    """What ``speaker`` said in the first person, retold by ``listener`` in the third: every first-person
+    word in any case ("My daughter", "I'm", "me", "mine") names the speaker, "you" the listener."""
+    said = re.sub(r"\bI['’](m|ve|ll|d)\b", lambda m: "I " + _CONTRACTED[m.group(1).lower()], said, flags=re.I)
+    said = re.sub(r"\byou['’](re|ve|ll|d)\b", lambda m: "you " + _YOU_CONTRACTED[m.group(1).lower()], said, flags=re.I)
+    said = re.sub(r"\bI (\w+)", lambda m: f"{speaker} {third_person(m.group(1))}", said, flags=re.I)
+    said = re.sub(r"\byou (are|were|have|do)\b", lambda m: f"{listener} {_YOU_VERBS[m.group(1).lower()]}", said,
+                  flags=re.I)
+    for pattern, replacement in ((r"\b(?:my|mine)\b", f"{speaker}'s"), (r"\b(?:me|myself|I)\b", speaker),
+                                 (r"\b(?:your|yours)\b", f"{listener}'s"), (r"\b(?:you|yourself)\b", listener)):
+        said = re.sub(pattern, replacement, said, flags=re.I)
     return said
 
 

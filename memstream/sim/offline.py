@@ -33,15 +33,35 @@ _TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-
 _NOT_SHARED_KINDS = frozenset({"plan", "dialogue", "observation", "reflection"})
 _ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
 _CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
+#: A memo of several things told ("A told B that X. A told B that Y.") is several statements.
+_STATEMENTS = re.compile(r"(?<=[.!?]) (?=[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told )")
+#: How news is introduced in a line, and how many items a speaker passes on in one conversation.
+_HEAR = "Did you hear? "
+_ALSO = "And did you hear? "
+NEWS_PER_SPEAKER = 2
+#: The least news value (importance less staleness) worth passing on.
+NEWS_WORTH = 5
 
 
-def _news(content: str, listener: str) -> list[tuple[int, str]]:
-    """What the speaker could pass on, most important first: not of a kind kept to oneself, not a
-    planning thought, not about the listener, not whom the speaker knows."""
-    news = [(int(i), text) for kind, i, text in _MEMORY.findall(content)
-            if kind not in _NOT_SHARED_KINDS and not text.startswith(prompts.PLANS_PREFIX) and listener not in text
-            and not _ACQUAINTANCE.match(text)]
-    return sorted(news, key=lambda f: -f[0])
+def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
+    """What the speaker could pass on, best first: every statement it was told (a memo of several is
+    several) or holds of itself, not of a kind kept to oneself, not a planning thought, not about the
+    listener or heard from the listener, not whom the speaker knows. Ranked by its importance as
+    rated when it was written (the importance rule weighs who it concerns and whether it is an event
+    with a time), less one for each time the speaker is seen passing it on already (it grows stale),
+    ties to the one recalled first (retrieval ranks by recency, importance and relevance)."""
+    listed = _MEMORY.findall(content)
+    passed_on = " ".join(text for kind, _, text in listed if kind == "dialogue")
+    news = []
+    for kind, importance, text in listed:
+        if kind in _NOT_SHARED_KINDS or text.startswith(prompts.PLANS_PREFIX) or _ACQUAINTANCE.match(text):
+            continue
+        for statement in _STATEMENTS.split(text):
+            if listener not in statement:
+                news.append((int(importance), statement))
+    stale = {s: passed_on.count(in_my_words(s, speaker).rstrip(".")) for _, s in news}
+    ranked = sorted(enumerate(news), key=lambda x: (-(x[1][0] - stale[x[1][1]]), x[0]))
+    return [(importance - stale[s], s) for _, (importance, s) in ranked]
 
 
 def in_my_words(fact: str, speaker: str) -> str:
@@ -110,6 +130,8 @@ def answer_relationship(messages: list[Message]) -> str:
 
 
 def answer_turn(messages: list[Message]) -> str:
+    """Each side passes on, in turn, up to ``NEWS_PER_SPEAKER`` items of news the listener has not
+    had from it (:func:`_news`), then says goodbye."""
     content = prompt_of(messages)
     name = re.search(r"^You are (.+?)\. Stay in character", content).group(1)
     other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
@@ -117,25 +139,29 @@ def answer_turn(messages: list[Message]) -> str:
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
     told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
             if kind == "dialogue" and text.startswith(f"Conversation with {other}:")] + [dialogue]
-    news = next((in_my_words(t, name) for imp, t in _news(content, other)
-                 if imp >= 5 and not any(in_my_words(t, name) in said for said in told)), None)
+    news = next((in_my_words(t, name) for value, t in _news(content, name, other)
+                 if value >= NEWS_WORTH and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
     first = other.split()[0]
-    if len(turns) >= 3:
+    mine = len(turns[len(turns) % 2::2]) if turns else 0  # lines this side has said already
+    heard = bool(turns) and _HEAR.lower() in turns[-1].lower()
+    if mine >= NEWS_PER_SPEAKER or (mine and not news and not heard):
         return json.dumps({"utterance": f"Bye, {first}! See you around.", "end": True})
-    if len(turns) == 2:
-        return json.dumps({"utterance": _CLOSINGS[0], "end": False})
-    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if "Did you hear? " in turns[-1] else \
-        "Good to see you. "
-    share = f"Did you hear? {news}" if news else _CLOSINGS[1]
+    if mine:
+        said = (_ALSO + news) if news else _CLOSINGS[0]
+        return json.dumps({"utterance": ("Good to know. " if heard else "") + said, "end": False})
+    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if heard else "Good to see you. "
+    share = f"{_HEAR}{news}" if news else _CLOSINGS[1]
     return json.dumps({"utterance": opener + share, "end": False})
 
 
-def _news_from(content: str, name: str) -> tuple[str, str] | None:
-    """(who, what) of the first news the other side of the dialogue shared."""
+def _news_from(content: str, name: str) -> tuple[str, list[str]] | None:
+    """(who, what) of the news the other side of the dialogue shared, in the order said."""
+    said = []
     for speaker, text in _lines(content, ":\n", "\n\n"):
-        if speaker != name and "Did you hear? " in text:
-            return speaker, text.split("Did you hear? ", 1)[1].rstrip(".")
-    return None
+        at = text.lower().find(_HEAR.lower())
+        if speaker != name and at >= 0:
+            said.append((speaker, text[at + len(_HEAR):].rstrip(".")))
+    return (said[0][0], [what for _, what in said]) if said else None
 
 
 def answer_summary(messages: list[Message]) -> str:
@@ -144,8 +170,8 @@ def answer_summary(messages: list[Message]) -> str:
     a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
     other = b if name == a else a
     news = _news_from(content, name)
-    summary = f"{other} told {name} that {in_their_words(news[1], other, name)}." if news else \
-        f"{name} chatted with {other}"
+    summary = " ".join(f"{other} told {name} that {in_their_words(what, other, name)}." for what in news[1]) \
+        if news else f"{name} chatted with {other}"
     return json.dumps({"summary": summary})
 
 

@@ -180,8 +180,15 @@ def _read(form: str, m: re.Match[str]) -> _Time:
     return _Time(m.start(), m.end(), _number(g[0]), 0, None, False)  # bare: "at five", its preposition too
 
 
+#: Whether a text may hold a time at all (a digit or a time word): most statements do not, and are
+#: read no further (an agent's every observation is rated, so this is on the simulation's hot path).
+_MAY_HOLD_A_TIME = re.compile(r"\d|\b(?:noon|midday|midnight|" + "|".join(_NUMBERS) + r")\b", _I)
+
+
 def _times(text: str) -> list[_Time]:
     """Every time written in ``text``, in order, none overlapping (the earlier, then the longer, wins)."""
+    if not _MAY_HOLD_A_TIME.search(text):
+        return []
     found = sorted((_read(form, m) for pattern, form in _FORMS for m in pattern.finditer(text)),
                    key=lambda t: (t.start, -t.end))
     kept: list[_Time] = []

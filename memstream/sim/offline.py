@@ -11,8 +11,8 @@
   event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`).
 - An interview answer quotes the remembered statements that share most words with the question.
 - Asked whether it knows of something, it does if a listed memory holds every content word of it.
-- As a judge it checks grounding only: the share of the answer's content words found in the memories
-  shown, as a score of 1 to 5, hallucinated below half.
+- As a judge it checks that the answer addresses the question and rests on the memories shown
+  (:mod:`memstream.sim.offline_judge`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import re
 
 from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_events import commitment, named_places
-from memstream.offline_text import content_words, first_person, is_third_person, third_person
+from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim import prompts
+from memstream.sim.offline_judge import answer_judge
 from memstream.stream import rate_poignancy
 
 _MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)
@@ -164,14 +165,20 @@ def _news_from(content: str, name: str) -> tuple[str, list[str]] | None:
     return (said[0][0], [what for _, what in said]) if said else None
 
 
+def _after_that(clause: str) -> str:
+    """A sentence as it reads after "that": "The party is ..." -> "the party is ..." (a name keeps its capital)."""
+    first = clause.split(" ", 1)[0]
+    return clause[:1].lower() + clause[1:] if first.lower() in STOPWORDS and first != "I" else clause
+
+
 def answer_summary(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = re.search(r"from (.+?)'s point of view", content).group(1)
     a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
     other = b if name == a else a
     news = _news_from(content, name)
-    summary = " ".join(f"{other} told {name} that {in_their_words(what, other, name)}." for what in news[1]) \
-        if news else f"{name} chatted with {other}"
+    summary = " ".join(f"{other} told {name} that {_after_that(in_their_words(what, other, name))}."
+                       for what in news[1]) if news else f"{name} chatted with {other}"
     return json.dumps({"summary": summary})
 
 
@@ -214,15 +221,6 @@ def answer_knows(messages: list[Message]) -> str:
     terms = set(content_words(fact))
     known = next((t for _, _, t in _MEMORY.findall(content) if terms <= set(content_words(t))), None)
     return json.dumps({"knows": known is not None, "what": in_my_words(known, name) if known else ""})
-
-
-def answer_judge(messages: list[Message]) -> str:
-    content = prompt_of(messages)
-    answer = set(content_words(re.search(r"^Answer: (.*)$", content, re.M).group(1)))
-    remembered = set(content_words(" ".join(t for _, _, t in _MEMORY.findall(content))))
-    share = len(answer & remembered) / len(answer) if answer else 0.0
-    return json.dumps({"score": 1 + round(4 * share), "hallucinated": share < 0.5,
-                       "why": f"{share:.0%} of the answer's words are in the memories shown"})
 
 
 register_rules({prompts.START_PURPOSE: answer_start, prompts.KNOWS_PURPOSE: answer_knows,

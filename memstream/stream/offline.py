@@ -22,6 +22,7 @@ conversation rules weigh them when choosing what to pass on (:mod:`memstream.sim
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from memstream.models import Message, register_rules
 from memstream.offline_events import commitment
@@ -45,9 +46,26 @@ _IMPORTANCE_TIERS: list[tuple[int, tuple[str, ...]]] = [
     (1, ("brush*", "teeth", "making bed", "make the bed", "made the bed", "idle", "sleeping", "asleep",
          "is off", "is on", "shower*", "wash*", "toilet", "nothing")),
 ]
-_TIERS = [(value, re.compile(r"\b(?:" + "|".join(re.escape(c.rstrip("*")) + (r"\w*" if c.endswith("*") else "")
-                                                 for c in cues) + r")\b", re.IGNORECASE))
+
+
+@dataclass(frozen=True)
+class _Tier:
+    """One tier's cues, split for speed (every observation is rated): whole words, stems, phrases."""
+
+    value: int
+    words: frozenset[str]
+    stems: tuple[str, ...]
+    phrases: tuple[str, ...]
+
+    def holds(self, words: list[str], joined: str) -> bool:
+        return (not self.words.isdisjoint(words) or any(w.startswith(self.stems) for w in words)
+                or any(f" {p} " in joined for p in self.phrases))
+
+
+_TIERS = [_Tier(value, frozenset(c for c in cues if " " not in c and not c.endswith("*")),
+                tuple(c[:-1] for c in cues if c.endswith("*")), tuple(c for c in cues if " " in c))
           for value, cues in _IMPORTANCE_TIERS]
+_WORDS = re.compile(r"[a-z0-9']+")
 #: What the routine tier is; an emergency is what the rules drop everything for.
 ROUTINE, NOTABLE, EMERGENCY = 2, 6, 8
 _PERSON = re.compile(r"\b(?:I|me|my|he|she|him|her|his|they|them|their|we|"
@@ -57,7 +75,9 @@ _PERSON = re.compile(r"\b(?:I|me|my|he|she|him|her|his|they|them|their|we|"
 
 def lexicon_tier(text: str) -> int | None:
     """The highest tier whose words ``text`` holds (whole words), or None."""
-    return next((value for value, cues in _TIERS if cues.search(text)), None)
+    words = _WORDS.findall(text.lower())
+    joined = f" {' '.join(words)} "
+    return next((tier.value for tier in _TIERS if tier.holds(words, joined)), None)
 
 
 def rate_poignancy(text: str) -> int:

@@ -81,7 +81,7 @@ _RANK = {"at": 0, "in": 0, "inside": 0, "by": 1, "to": 2}
 _WORD = re.compile(r"[\w'’&-]+")
 _JOINERS = frozenset({"and", "of", "the", "de", "la", "on"})
 _ARTICLES = frozenset("a an the his her their my our".split())
-_NOT_PLACES = STOPWORDS | frozenset("""least first last once least all noon midday midnight morning afternoon evening
+_NOT_PLACES = STOPWORDS | frozenset("""least first last once all noon midday midnight morning afternoon evening
 night o'clock half quarter past where because then soon which who while when""".split()) | frozenset(_NUMBERS)
 _MASK = "\x00"
 
@@ -319,25 +319,23 @@ def _phrase(text: str, at: int) -> str:
 
 
 def _place(text: str, places: Iterable[str]) -> tuple[str, int] | None:
-    """(the place, where its preposition starts) in the blanked ``text``, the best candidate first."""
+    """(the place, where its preposition starts) in the blanked ``text``: a known name of the town
+    first, then a capitalised name, "the ...", a plain phrase; "at"/"in" before "by" before "to";
+    then the earlier."""
     lowered = text.lower()
-    for name in sorted(places, key=len, reverse=True):  # a known name of the town, in any case
-        for m in re.finditer(rf"\b(?:at|in|inside|to|by)\s+(?:the\s+)?{re.escape(name.lower())}\b", lowered):
-            return name, m.start()
-    candidates = []
+    candidates = [(-1, _RANK[m.group(1)], m.start(), name) for name in places
+                  for m in re.finditer(rf"\b(at|in|inside|to|by)\s+(?:the\s+)?{re.escape(name.lower())}\b", lowered)]
     for m in _PREPOSITION.finditer(text):
         phrase = _phrase(text, m.end())
         core = phrase[4:] if phrase.lower().startswith("the ") else phrase
-        if not core or core.lower() in _ARTICLES:
-            continue
+        rank = _RANK[m.group(1).lower()]
         kind = 0 if core[:1].isupper() else 1 if phrase != core else 2
-        if kind == 2 and _RANK[m.group(1).lower()] > 0:  # "to finish", "by now": not a place
-            continue
-        candidates.append((kind, _RANK[m.group(1).lower()], m.start(), phrase, m.start()))
+        if core and core.lower() not in _ARTICLES and not (kind == 2 and rank > 0):  # not "to finish", "by now"
+            candidates.append((kind, rank, m.start(), phrase))
     if not candidates:
         return None
-    _, _, _, phrase, start = min(candidates)
-    return phrase, start
+    _, _, start, place = min(candidates)
+    return place, start
 
 
 def _event(text: str, before: int) -> str:

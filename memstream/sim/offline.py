@@ -2,10 +2,10 @@
 
 - It starts a conversation with someone its listed memories mention by name.
 - A relationship is what its memories say: whom it knows and how, how often they have talked.
-- Each speaker shares, in its own words (first person for itself, the fact without who told it
-  for news heard), the most important thing it remembers that has not been said yet and is not
-  about the listener, its own doings, a plan or a dialogue; after four lines it says goodbye.
-  So news spreads from agent to agent as in the paper's party invitation.
+- Each speaker passes on, in its own words (first person for itself, the fact without who told it
+  for news heard), up to two items of news (:func:`_news`: by importance, less staleness, novel
+  to the listener: not said to it before nor heard from it, not about it), then says goodbye.
+  So several items spread from agent to agent at once, as the paper's party invitation did.
 - A memo says what the other told it, turned into the third person; a conversation is as
   poignant as its most poignant line on the importance rules; the planning thought is the first
   event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`).
@@ -33,7 +33,7 @@ _TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-
 #: rules' own reflections; what is shared is the speaker's situation and what it was told.
 _NOT_SHARED_KINDS = frozenset({"plan", "dialogue", "observation", "reflection"})
 _ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
-_CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
+_CLOSINGS = ("I should get going.", "Nothing new with me.")
 #: A memo of several things told ("A told B that X. A told B that Y.") is several statements.
 _STATEMENTS = re.compile(r"(?<=[.!?]) (?=[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told )")
 #: How news is introduced in a line, and how many items a speaker passes on in one conversation.
@@ -148,7 +148,7 @@ def answer_turn(messages: list[Message]) -> str:
     if mine >= NEWS_PER_SPEAKER or (mine and not news and not heard):
         return json.dumps({"utterance": f"Bye, {first}! See you around.", "end": True})
     if mine:
-        said = (_ALSO + news) if news else _CLOSINGS[0]
+        said = f"{_ALSO}{news}" if news else _CLOSINGS[0]
         return json.dumps({"utterance": ("Good to know. " if heard else "") + said, "end": False})
     opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if heard else "Good to see you. "
     share = f"{_HEAR}{news}" if news else _CLOSINGS[1]

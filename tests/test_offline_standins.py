@@ -14,6 +14,7 @@ from memstream.reflection.parse import parse_insights
 from memstream.sim import prompts
 from memstream.sim.offline import answer_summary, answer_turn
 from memstream.sim.offline_judge import STAND_IN, judge
+from memstream.sim.parse import parse_summary
 from memstream.stream import rate_poignancy
 from memstream.stream.offline import NOTABLE, ROUTINE, lexicon_tier
 
@@ -104,3 +105,14 @@ def test_offline_insights_state_what_their_statements_support() -> None:
     assert {"insight": "Ann Lee has talked with Ben Ortiz 2 times", "because": [1, 3]} in found
     assert {"insight": "Ann Lee has been painting 2 times lately", "because": [2, 4]} in found
     assert insights(owner, ["the kettle is on", "it rained"]) == []  # no insight rather than a template
+
+
+def test_a_memo_of_several_items_keeps_within_a_memos_length() -> None:
+    long_news = "Isabella Rodriguez is throwing a Valentine's Day party at Hobbs Cafe on February 14th from 5 to 7 pm " \
+                "and wants to invite everyone she meets"
+    dialogue = prompts.dialogue_lines([("Ann Lee", f"Hi Ben! Did you hear? {long_news}."),
+                                       ("Ben Ortiz", "Oh, I didn't know that. Nothing new with me."),
+                                       ("Ann Lee", f"And did you hear? {long_news.replace('Isabella', 'Maria')}.")])
+    answer = answer_summary(prompts.summary_messages("Ann Lee", "Ben Ortiz", "Ben Ortiz", dialogue))
+    memo = parse_summary(answer)  # the stand-in's own answer passes the parser (at most MAX_SENTENCE_WORDS)
+    assert memo.startswith("Ann Lee told Ben Ortiz that Isabella") and "Maria" not in memo

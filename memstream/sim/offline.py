@@ -25,6 +25,7 @@ from memstream.offline_events import commitment, named_places
 from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim import prompts
 from memstream.sim.offline_judge import answer_judge
+from memstream.sim.parse import MAX_SENTENCE_WORDS
 from memstream.stream import rate_poignancy
 
 _MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)
@@ -177,8 +178,12 @@ def answer_summary(messages: list[Message]) -> str:
     a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
     other = b if name == a else a
     news = _news_from(content, name)
-    summary = " ".join(f"{other} told {name} that {_after_that(in_their_words(what, other, name))}."
-                       for what in news[1]) if news else f"{name} chatted with {other}"
+    told = [f"{other} told {name} that {_after_that(in_their_words(what, other, name))}." for what in news[1]] \
+        if news else [f"{name} chatted with {other}"]
+    summary = told[0]  # what else was told, as long as the memo stays within a memo's length
+    for more in told[1:]:
+        if len(f"{summary} {more}".split()) <= MAX_SENTENCE_WORDS:
+            summary = f"{summary} {more}"
     return json.dumps({"summary": summary})
 
 

@@ -12,7 +12,7 @@ from memstream.models import OfflineChatModel, one_line
 from memstream.reflection import prompts as reflection_prompts
 from memstream.reflection.parse import parse_insights
 from memstream.sim import prompts
-from memstream.sim.offline import answer_summary, answer_turn
+from memstream.sim.offline import answer_plans, answer_summary, answer_turn
 from memstream.sim.offline_judge import STAND_IN, judge
 from memstream.sim.parse import parse_summary
 from memstream.stream import rate_poignancy
@@ -116,3 +116,10 @@ def test_a_memo_of_several_items_keeps_within_a_memos_length() -> None:
     answer = answer_summary(prompts.summary_messages("Ann Lee", "Ben Ortiz", "Ben Ortiz", dialogue))
     memo = parse_summary(answer)  # the stand-in's own answer passes the parser (at most MAX_SENTENCE_WORDS)
     assert memo.startswith("Ann Lee told Ben Ortiz that Isabella") and "Maria" not in memo
+
+
+def test_a_planning_thought_dates_a_day_said_relative_to_the_conversation() -> None:
+    dialogue = prompts.dialogue_lines([("Ann Lee", "Hi Ben! Did you hear? The fair is at the park tomorrow at 10 am.")])
+    answer = answer_plans(prompts.plans_messages("Name: Ben Ortiz", "Ben Ortiz", "Monday 13 February 2023", "10:00",
+                                                 dialogue))
+    assert json.loads(answer)["plans"] == "go to the fair at the park at 10:00 on 14 February"

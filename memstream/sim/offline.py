@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 from memstream.models import Message, prompt_of, register_rules
-from memstream.offline_events import commitment, named_places
+from memstream.offline_events import Commitment, commitment, date_words, named_places
 from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim import prompts
 from memstream.sim.offline_judge import answer_judge
@@ -202,8 +203,19 @@ def answer_plans(messages: list[Message]) -> str:
     for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
         event = commitment(text, places) if speaker != name else None
         if event:
-            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {event.when}"})
+            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {_on(event, content)}"})
     return json.dumps({"plans": "nothing to plan"})
+
+
+def _on(event: Commitment, content: str) -> str:
+    """The event's day as a date ("on 14 February") when the sentence named it relative to the day of
+    the conversation ("tomorrow", "on Tuesday"): a planning thought is read on later days."""
+    said = re.search(r"just had, on (\w+ \d{1,2} \w+ \d{4}) at", content)
+    if event.month_day or not said:
+        return event.when
+    today = datetime.strptime(said.group(1), "%A %d %B %Y").date()
+    day = event.next_day(today, today)
+    return f"on {date_words(day)}" if day else event.when
 
 
 def answer_interview(messages: list[Message]) -> str:

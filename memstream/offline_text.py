@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass
-from datetime import date, timedelta
-
-from memstream.timeutil import minute_of_day
 
 _STOPWORDS = """a about above after again against all am an and any are as at be because been before
 being below between both but by can could did do does doing down during each few for from further had has
@@ -80,128 +76,45 @@ def gerund(phrase: str) -> str:
     return f"{ing} {rest}".strip()
 
 
-# -- commitments: an event with a time and a place, as plain rules read them ----------------------
+# -- persons: a statement turned between "I" and a name, as plain rules do it ----------------------
 
-_MONTHS = ("january february march april may june july august september october november "
-           "december").split()
-_WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
-_MONTH = "(" + "|".join(m.capitalize() for m in _MONTHS) + ")"
-_ORDINAL = r"(\d{1,2})(?:st|nd|rd|th)?"
-_MONTH_DAY = re.compile(rf"\b{_MONTH}\s+{_ORDINAL}\b|\b{_ORDINAL}\s+(?:of\s+)?{_MONTH}\b")
-_WEEKDAY = re.compile(r"\b(" + "|".join(d.capitalize() for d in _WEEKDAYS) + r")\b")
-_RELATIVE = re.compile(r"\b(today|tonight|this (?:morning|afternoon|evening)|tomorrow)\b", re.IGNORECASE)
-_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
-_AMPM = re.compile(r"\b(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\b\.?", re.IGNORECASE)
-_CLOCK_RANGE = re.compile(r"\bfrom\s+([01]?\d|2[0-3]):([0-5]\d)\s*(?:to|until|till|-)\s*([01]?\d|2[0-3]):([0-5]\d)\b")
-_RANGE = re.compile(r"\bfrom\s+(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*(?:([ap])\.?m\.?)?\s*(?:to|until|till|-)\s*"
-                    r"(1[0-2]|0?[1-9])(?::([0-5]\d))?\s*([ap])\.?m\b", re.IGNORECASE)
-_PLACE = re.compile(r"\bat\s+((?:[Tt]he\s+)?[A-Z][\w'’]*(?:\s+(?:[A-Z][\w'’]*|and|of|the|de|la))*)")
-_ARTICLES = frozenset("a an the his her their my our".split())
+#: Words after "I" that stay as they are for any person: modals, the past, a few adverbs ("I just got").
+_INVARIANT = frozenset("""can could will would shall should may might must did had was went got saw met told said
+made took came heard thought found knew left felt bought brought gave ran sat began kept lost won wrote read
+just really also never always still already often usually only once recently finally""".split())
+_BE_HAVE = {"am": "is", "have": "has", "do": "does", "go": "goes", "was": "was"}
+_BASE = {v: k for k, v in _BE_HAVE.items()}
 
 
-@dataclass(frozen=True)
-class Commitment:
-    """An event read from a sentence by rules: when (``HH:MM``, how long if said), where, on what day.
-
-    ``month_day`` is an explicit date; ``weekday`` a named day; ``offset`` 0 for today/tonight and
-    1 for tomorrow, counted from the day the sentence was written. With none of them, the event is
-    on the day it was written.
-    """
-
-    time: str
-    place: str
-    event: str = ""
-    minutes: int | None = None
-    month_day: tuple[int, int] | None = None
-    weekday: int | None = None
-    offset: int | None = None
-
-    @property
-    def activity(self) -> str:
-        return f"go to the {self.event}" if self.event else f"go to {self.place}"
-
-    @property
-    def hours(self) -> str:
-        """"from 16:00 to 17:00" when the end is known, else "at 16:00"."""
-        if not self.minutes:
-            return f"at {self.time}"
-        end = minute_of_day(self.time) + self.minutes
-        return f"from {self.time} to {end // 60 % 24:02d}:{end % 60:02d}"
-
-    @property
-    def when(self) -> str:
-        """The day as the sentence named it: "on 14 February", "on Friday", "tomorrow" or "today"."""
-        if self.month_day:
-            return f"on {self.month_day[1]} {_MONTHS[self.month_day[0] - 1].capitalize()}"
-        if self.weekday is not None:
-            return f"on {_WEEKDAYS[self.weekday].capitalize()}"
-        return "tomorrow" if self.offset == 1 else "today"
-
-    def on(self, day: date, written: date) -> bool:
-        """Whether the event falls on ``day``, for a sentence written on ``written``."""
-        if self.month_day:
-            return (day.month, day.day) == self.month_day
-        if self.weekday is not None:
-            return day.weekday() == self.weekday and 0 <= (day - written).days < 7
-        return day == written + timedelta(days=self.offset or 0)
-
-    def next_day(self, day: date, written: date) -> date | None:
-        """The day of the event if it is ``day`` or later (still to come), else None."""
-        if self.month_day:
-            return date(day.year, *self.month_day) if (day.month, day.day) <= self.month_day else None
-        return next((day + timedelta(days=n) for n in range(8) if self.on(day + timedelta(days=n), written)), None)
+def third_person(verb: str) -> str:
+    """The verb after "I" as it reads after a name: "am" -> "is", "watch" -> "watches", "try" ->
+    "tries"; a modal, a past form or an adverb is unchanged."""
+    word = verb.lower()
+    if word in _BE_HAVE:
+        return _BE_HAVE[word]
+    if word in _INVARIANT or word.endswith(("ed", "ly")) or not word.isalpha():
+        return verb
+    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if word.endswith("y") and word[-2:-1] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
 
 
-def _hhmm(hour: str, minute: str | None, half: str | None) -> tuple[int, int]:
-    h, m = int(hour), int(minute or 0)
-    if half and half.lower() == "p" and h < 12:
-        h += 12
-    if half and half.lower() == "a" and h == 12:
-        h = 0
-    return h, m
+def first_person(verb: str) -> str:
+    """The verb after a name as it reads after "I": "is" -> "am", "watches" -> "watch", "tries" -> "try"."""
+    word = verb.lower()
+    if word in _BASE:
+        return _BASE[word]
+    if not is_third_person(word):
+        return verb
+    if word.endswith("ies") and len(word) > 4:
+        return verb[:-3] + "y"
+    if word.endswith(("sses", "shes", "ches", "xes", "zes", "oes")):
+        return verb[:-2]
+    return verb[:-1]
 
 
-def commitment(text: str) -> Commitment | None:
-    """The first event in ``text`` that has both a clock time and a capitalised place after "at"."""
-    place_match = _PLACE.search(text)
-    span = _RANGE.search(text)
-    clock_span = _CLOCK_RANGE.search(text)
-    if clock_span:
-        h1, m1, h2, m2 = (int(g) for g in clock_span.groups())
-        clock, minutes = (h1, m1), (h2 * 60 + m2) - (h1 * 60 + m1)
-    elif span:
-        start = _hhmm(span.group(1), span.group(2), span.group(3) or span.group(6))
-        end = _hhmm(span.group(4), span.group(5), span.group(6))
-        minutes = (end[0] * 60 + end[1]) - (start[0] * 60 + start[1])
-        clock = start
-    else:
-        minutes = None
-        found = _AMPM.search(text)
-        clock = _hhmm(*found.groups()) if found else None
-        if clock is None and (c := _CLOCK.search(text)):
-            clock = (int(c.group(1)), int(c.group(2)))
-    if place_match is None or clock is None:
-        return None
-    place = re.sub(r"\s+(and|of|the|de|la)$", "", place_match.group(1).strip())
-    before = text[: place_match.start()].split()
-    event = ""
-    for back in range(1, min(7, len(before)) + 1):
-        if before[-back].lower() in _ARTICLES:
-            event = " ".join(before[-back + 1:]) if back > 1 else ""
-            break
-    md = _MONTH_DAY.search(text)
-    month_day = None
-    if md:
-        month, day = (md.group(1), md.group(2)) if md.group(1) else (md.group(4), md.group(3))
-        month_day = (_MONTHS.index(month.lower()) + 1, int(day))
-    weekday = _WEEKDAY.search(text)
-    relative = _RELATIVE.search(text)
-    return Commitment(time=f"{clock[0]:02d}:{clock[1]:02d}", place=place, event=event.strip(" ,;:"),
-                      minutes=minutes if minutes and minutes > 0 else None, month_day=month_day,
-                      weekday=_WEEKDAYS.index(weekday.group(1).lower()) if weekday else None,
-                      offset=(1 if relative.group(1).lower() == "tomorrow" else 0) if relative else None)
-
-
-def date_words(day: date) -> str:
-    """How a commitment names a day: "14 February"."""
-    return f"{day.day} {_MONTHS[day.month - 1].capitalize()}"
+def is_third_person(word: str) -> bool:
+    """"runs", "loves", "watches" (not "curious", "glass", "this", "has" which is handled apart)."""
+    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.isalpha() and word.islower()

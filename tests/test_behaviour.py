@@ -20,7 +20,7 @@ from scripted import ScriptedChat
 
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
-from memstream.offline_text import commitment
+from memstream.offline_events import commitment
 from memstream.sim import RunConfig, prompts, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog

@@ -2,8 +2,8 @@
 
 It reads the identity paragraph (wake and bed times, home, work, routine) from the
 prompt and answers with a sensible ordinary day. The rules for what an agent
-remembers (:func:`memstream.offline_text.commitment` reads an event with a clock
-time and a capitalised place after "at"):
+remembers (:func:`memstream.offline_events.commitment` reads an event's time, day and
+place as ordinary English writes them, knowing the place names the prompt spells out):
 
 - a day plan takes every numbered memory, and the *Currently* line, that sets an
   event on that day, as a stroke at its time and place (citing the memory; an
@@ -23,7 +23,7 @@ import re
 from datetime import date, datetime
 
 from memstream.models import Message, prompt_of, register_rules
-from memstream.offline_text import Commitment, commitment, date_words
+from memstream.offline_events import Commitment, commitment, date_words, named_places
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
 from memstream.stream import rate_poignancy
@@ -69,11 +69,13 @@ def _listed(content: str) -> list[tuple[int, date, str]]:
 
 def _events(content: str, today: date) -> list[tuple[Commitment, int | None]]:
     """Events on ``today`` that the numbered memories (with their number) or the Currently line set."""
-    found = [(c, n) for n, written, text in _listed(content) if (c := commitment(text)) and c.on(today, written)]
+    places = named_places(content)
+    found = [(c, n) for n, written, text in _listed(content)
+             if (c := commitment(text, places)) and c.on(today, written)]
     currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
                      "")
     for sentence in re.split(r"(?<=[.;])\s+", currently):
-        c = commitment(sentence)
+        c = commitment(sentence, places)
         if c and c.on(today, today) and all((c.time, c.place) != (k.time, k.place) for k, _ in found):
             found.append((c, None))
     return found
@@ -143,7 +145,7 @@ def answer_react(messages: list[Message]) -> str:
     content = prompt_of(messages)
     observation = re.search(r"Observation: (.+)", content).group(1)
     now, today = re.search(r"It is (\d\d:\d\d) on (\w+ \d{1,2} \w+ \d{4})\.", content).groups()
-    event = commitment(observation)
+    event = commitment(observation, named_places(content))
     if event:  # an event: go when it is later today, else nothing changes now
         if event.on(_day(today), _day(today)) and event.time > now:
             return json.dumps({"react": True, "reaction": event.activity, "time": event.time,
@@ -164,9 +166,10 @@ def answer_revise(messages: list[Message]) -> str:
     name = re.search(r"^Name: (.+?) \(age", content, re.M).group(1)
     base = currently.split(" Plans: ")[0].strip() or f"{name} goes about the usual days"
     listed = _listed(content)
+    places = named_places(content)
     coming: dict[tuple, tuple[int, str]] = {}
     for n, written, text in listed:
-        c = commitment(text)
+        c = commitment(text, places)
         day = c.next_day(today, written) if c else None
         if day:
             coming.setdefault((c.time, c.place, day), (n, f"{c.activity} at {c.place} at {c.time} on "

@@ -1,8 +1,9 @@
 """How the offline stand-in model answers reflection prompts (rules, not intelligence).
 
 Questions come from the most frequent people and activities in the statements;
-insights group the numbered statements that share a frequent word or name and
-cite exactly those statements, so every citation is real.
+insights state only what the statements support (an event they announce, a person
+talked with often, what the owner keeps doing), citing exactly those statements, or
+no insight when they support none (see :func:`answer_insights`).
 """
 
 from __future__ import annotations
@@ -11,10 +12,16 @@ import json
 import re
 
 from memstream.models import Message, prompt_of, register_rules
+from memstream.offline_events import Commitment, commitment, named_places
 from memstream.offline_text import content_words, frequent, names
 from memstream.reflection import prompts
 
 _STATEMENT = re.compile(r"^(\d+)\. (.*)$")
+#: A conversation the statement records: a dialogue ("Conversation with Ben: ...") or a memo ("Ben told Ann that").
+_TALK = re.compile(r"^(?:Conversation with ([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*):|([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*) "
+                   r"told )")
+#: A person by first and last name, as the subject of a statement or the other party of a doing.
+_PERSON = re.compile(r"(?:^|\b(?:with|invited|told|asked|met|and|saw)\s+)([A-Z][a-z]+ [A-Z][a-z]+)\b")
 
 
 def answer_questions(messages: list[Message]) -> str:
@@ -37,26 +44,76 @@ def answer_questions(messages: list[Message]) -> str:
 
 
 def answer_insights(messages: list[Message]) -> str:
+    """Only what the numbered statements support, each insight citing exactly the statements it rests on:
+
+    - an event they announce with a time, a place and a fixed day (a date or a weekday: the
+      statements carry no date, so "tomorrow" cannot be carried over), said once for all the
+      statements that announce it: "Ann knows of the party at Hobbs Cafe at 17:00 on 14 February";
+    - a person the owner has talked with in two or more of them: "Ann has talked with Ben 3 times";
+    - someone else (a first and last name) who is the subject or the other party of two or more:
+      "Ann often comes across Ben Lee";
+    - what the owner was doing in two or more of them: "Ann has been serving 3 times lately";
+
+    and no insight at all (an empty list) when they support none of these.
+    """
     content = prompt_of(messages)
     owner = content.splitlines()[0].removeprefix("Statements about ").strip()
-    lines = content.splitlines()
-    statements = {int(m.group(1)): m.group(2) for line in lines if (m := _STATEMENT.match(line))}
-    keys = {n: set(content_words(t)) | {x.lower() for x in names(t)} for n, t in statements.items()}
-    owner_words = set(content_words(owner)) | {owner.lower()} | {x.lower() for x in names(owner)}
-    candidates = frequent([k for n in sorted(keys) for k in sorted(keys[n]) if k not in owner_words],
-                          4 * prompts.N_INSIGHTS, min_count=2)
-    insights, used = [], set()
-    for key in candidates:
-        cited = [n for n in sorted(keys) if key in keys[n]][:5]
-        if tuple(cited) in used:
-            continue
-        used.add(tuple(cited))
-        insights.append({"insight": f"{owner} often deals with {key}", "because": cited})
-        if len(insights) == prompts.N_INSIGHTS:
-            break
-    if not insights and statements:
-        insights.append({"insight": f"{owner} has had a quiet stretch", "because": sorted(statements)[:3]})
-    return json.dumps({"insights": insights})
+    statements = {int(m.group(1)): m.group(2) for line in content.splitlines() if (m := _STATEMENT.match(line))}
+    talked = _talked(owner, statements)
+    talks = [{"insight": f"{owner} has talked with {who} {len(cited)} times", "because": cited[:5]}
+             for who, cited in sorted(talked.items(), key=lambda x: -len(x[1])) if len(cited) >= 2]
+    insights = [*_events(owner, statements), *talks, *_people(owner, statements, set(talked)),
+                *_doings(owner, statements)]
+    return json.dumps({"insights": insights[: prompts.N_INSIGHTS]})
+
+
+def _events(owner: str, statements: dict[int, str]) -> list[dict]:
+    places = named_places("\n".join(statements.values()))
+    found: dict[tuple, list[int]] = {}
+    said: dict[tuple, Commitment] = {}
+    for n, text in sorted(statements.items()):
+        c = commitment(text, places)
+        if c and (c.month_day or c.weekday is not None):
+            key = (c.time, c.place.lower(), c.when)
+            found.setdefault(key, []).append(n)
+            said.setdefault(key, c)
+    return [{"insight": f"{owner} knows of {_called(said[k])} at {said[k].place} {said[k].hours} {said[k].when}",
+             "because": cited[:5]} for k, cited in found.items()]
+
+
+def _called(c: Commitment) -> str:
+    return f"the {c.event}" if c.event else "an event"
+
+
+def _talked(owner: str, statements: dict[int, str]) -> dict[str, list[int]]:
+    """Whom the statements record the owner talking with, and in which of them."""
+    talked: dict[str, list[int]] = {}
+    for n, text in sorted(statements.items()):
+        talk = _TALK.match(text)
+        who = talk and (talk.group(1) or talk.group(2))
+        if who and who != owner:
+            talked.setdefault(who, []).append(n)
+    return talked
+
+
+def _people(owner: str, statements: dict[int, str], talked: set[str]) -> list[dict]:
+    met: dict[str, list[int]] = {}
+    for n, text in sorted(statements.items()):
+        for who in dict.fromkeys(_PERSON.findall(text)):
+            if who != owner and who not in talked:
+                met.setdefault(who, []).append(n)
+    return [{"insight": f"{owner} often comes across {who}", "because": cited[:5]}
+            for who, cited in sorted(met.items(), key=lambda x: -len(x[1])) if len(cited) >= 2]
+
+
+def _doings(owner: str, statements: dict[int, str]) -> list[dict]:
+    doing: dict[str, list[int]] = {}
+    for n, text in sorted(statements.items()):
+        words = text[len(owner):].split() if text.startswith(f"{owner} is ") else []
+        if len(words) > 1 and words[1].endswith("ing"):
+            doing.setdefault(words[1], []).append(n)
+    return [{"insight": f"{owner} has been {what} {len(cited)} times lately", "because": cited[:5]}
+            for what, cited in sorted(doing.items(), key=lambda x: -len(x[1])) if len(cited) >= 2][:1]
 
 
 register_rules({prompts.QUESTIONS_PURPOSE: answer_questions, prompts.INSIGHTS_PURPOSE: answer_insights})

@@ -41,9 +41,15 @@ def parse_questions(text: str) -> list[str]:
     return items
 
 
+#: An explicit "no insight": the JSON answer with an empty list (anything else without one is an error).
+_NO_INSIGHT = re.compile(r'\{\s*"insights"\s*:\s*\[\s*\]\s*\}')
+
+
 def parse_insights(text: str) -> list[Insight]:
     """Insights with the statement numbers they cite, every well-formed one in the answer (a stray
     bracket that breaks the whole JSON loses none of them); citations are checked by the caller."""
+    if _NO_INSIGHT.fullmatch(text.strip()):  # the answer says the statements support no insight
+        return []
     found = [i for i in items_of(text, Insight) if i.insight.strip()]
     if found:
         return found

@@ -2,28 +2,32 @@
 
 - It starts a conversation with someone its listed memories mention by name.
 - A relationship is what its memories say: whom it knows and how, how often they have talked.
-- Each speaker shares, in its own words (first person for itself, the fact without who told it
-  for news heard), the most important thing it remembers that has not been said yet and is not
-  about the listener, its own doings, a plan or a dialogue (among equally important things, the one
-  the run's seed draws); after four lines it says goodbye.
-  So news spreads from agent to agent as in the paper's party invitation.
+- Each speaker passes on, in its own words (first person for itself, the fact without who told it
+  for news heard), up to two items of news (:func:`_news`: by importance, less staleness, novel
+  to the listener: not said to it before nor heard from it, not about it), then says goodbye
+  (among equally good items, in the order the run's seed draws).
+  So several items spread from agent to agent at once, as the paper's party invitation did.
 - A memo says what the other told it, turned into the third person; a conversation is as
   poignant as its most poignant line on the importance rules; the planning thought is the first
-  event the other mentioned with a time and a place (:func:`memstream.offline_text.commitment`).
+  event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`).
 - An interview answer quotes the remembered statements that share most words with the question.
 - Asked whether it knows of something, it does if a listed memory holds every content word of it.
-- As a judge it checks grounding only: the share of the answer's content words found in the memories
-  shown, as a score of 1 to 5, hallucinated below half.
+- As a judge it checks that the answer addresses the question and rests on the memories shown
+  (:mod:`memstream.sim.offline_judge`).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from datetime import datetime
 
 from memstream.models import Message, prompt_of, register_rules, tie_breaker
-from memstream.offline_text import commitment, content_words
+from memstream.offline_events import Commitment, commitment, date_words, named_places
+from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim import prompts
+from memstream.sim.offline_judge import answer_judge
+from memstream.sim.parse import MAX_SENTENCE_WORDS
 from memstream.stream import rate_poignancy
 
 _MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)
@@ -31,20 +35,39 @@ _TOLD = re.compile(r"^(?:[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told [A-Z][\w'’-
 #: Not passed on as news: plans, dialogues, what was seen (someone's doings, an object's state) and the
 #: rules' own reflections; what is shared is the speaker's situation and what it was told.
 _NOT_SHARED_KINDS = frozenset({"plan", "dialogue", "observation", "reflection"})
-_FIRST_PERSON = {"has": "have", "is": "am", "does": "do", "was": "was"}
-_THIRD_PERSON = {"have": "has", "am": "is", "do": "does", "go": "goes", "was": "was"}
 _ACQUAINTANCE = re.compile(r"^[^:]+ knows [^:]+: ")  # whom one knows and how: one's own business, not news
-_CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
+_CLOSINGS = ("I should get going.", "Nothing new with me.")
+#: A memo of several things told ("A told B that X. A told B that Y.") is several statements.
+_STATEMENTS = re.compile(r"(?<=[.!?]) (?=[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* told )")
+#: How news is introduced in a line, and how many items a speaker passes on in one conversation.
+_HEAR = "Did you hear? "
+_ALSO = "And did you hear? "
+NEWS_PER_SPEAKER = 2
+#: The least news value (importance less staleness) worth passing on.
+NEWS_WORTH = 5
 
 
-def _news(content: str, listener: str) -> list[tuple[int, str]]:
-    """What the speaker could pass on, most important first (equals in the order the run's seed draws): not
-    of a kind kept to oneself, not a planning thought, not about the listener, not whom the speaker knows."""
-    news = [(int(i), text) for kind, i, text in _MEMORY.findall(content)
-            if kind not in _NOT_SHARED_KINDS and not text.startswith(prompts.PLANS_PREFIX) and listener not in text
-            and not _ACQUAINTANCE.match(text)]
+def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
+    """What the speaker could pass on, best first: every statement it was told (a memo of several is
+    several) or holds of itself, not of a kind kept to oneself, not a planning thought, not about the
+    listener or heard from the listener, not whom the speaker knows. Ranked by its importance as
+    rated when it was written (the importance rule weighs who it concerns and whether it is an event
+    with a time), less one for each time the speaker is seen passing it on already (it grows stale),
+    ties in the order the run's seed draws (``tie_breaker``), so replicates differ where the rules have
+    no reason to choose."""
+    listed = _MEMORY.findall(content)
+    passed_on = " ".join(text for kind, _, text in listed if kind == "dialogue")
+    news = []
+    for kind, importance, text in listed:
+        if kind in _NOT_SHARED_KINDS or text.startswith(prompts.PLANS_PREFIX) or _ACQUAINTANCE.match(text):
+            continue
+        for statement in _STATEMENTS.split(text):
+            if listener not in statement:
+                news.append((int(importance), statement))
+    stale = {s: passed_on.count(in_my_words(s, speaker).rstrip(".")) for _, s in news}
     draw = tie_breaker(content)
-    return [(i, text) for i, _, text in sorted((i, draw.random(), text) for i, text in news)[::-1]]
+    ranked = sorted(((importance - stale[s], draw.random(), s) for importance, s in news), key=lambda x: (-x[0], x[1]))
+    return [(value, s) for value, _, s in ranked]
 
 
 def in_my_words(fact: str, speaker: str) -> str:
@@ -54,32 +77,36 @@ def in_my_words(fact: str, speaker: str) -> str:
     if label:
         rest = text[label.end():]
         text = f"{speaker} {_as_predicate(rest)}" if rest[:1].islower() else rest  # "planning a party"
-    text = re.sub(rf"\b{re.escape(speaker)} (\w+)\b", lambda m: "I " + _FIRST_PERSON.get(
-        m.group(1), m.group(1)[:-1] if _third_person_verb(m.group(1)) else m.group(1)), text)
-    text = re.sub(rf"\b{re.escape(speaker)}'s\b", "my", text)
-    text = re.sub(rf"\b{re.escape(speaker)}\b", "I", text)
+    name = re.escape(speaker)
+    text = re.sub(rf"\b{name}'s\b", "my", text)
+    text = re.sub(rf"(^|\bthat |[.;!?] ){name} (\w+)\b", lambda m: f"{m.group(1)}I {first_person(m.group(2))}", text)
+    text = re.sub(rf"(^|\bthat |[.;!?] ){name}\b", r"\1I", text)
+    text = re.sub(rf"\b{name}\b", "me", text)
     return text[:1].upper() + text[1:]
-
-
-def _third_person_verb(word: str) -> bool:
-    """"runs", "loves" (not "curious", "glass", "has" which is handled apart)."""
-    return word.endswith("s") and not word.endswith(("ss", "us", "is")) and word.islower()
 
 
 def _as_predicate(rest: str) -> str:
     """A situation's predicate after the name: "planning a party" -> "is planning a party"."""
     first = rest.split(" ", 1)[0]
-    return rest if first in _FIRST_PERSON or _third_person_verb(first) else f"is {rest}"
+    return rest if first in ("has", "is", "does", "was") or is_third_person(first) else f"is {rest}"
+
+
+_CONTRACTED = {"m": "am", "ve": "have", "ll": "will", "d": "would"}
+_YOU_CONTRACTED = {"re": "are", "ve": "have", "ll": "will", "d": "would"}
+_YOU_VERBS = {"are": "is", "were": "was", "have": "has", "do": "does"}
 
 
 def in_their_words(said: str, speaker: str, listener: str) -> str:
-    """What ``speaker`` said in the first person, retold by ``listener`` in the third."""
-    said = re.sub(r"\bI'm\b", "I am", said)
-    said = re.sub(r"\bI (\w+)", lambda m: f"{speaker} " + _THIRD_PERSON.get(
-        m.group(1), m.group(1) + ("es" if m.group(1).endswith(("s", "sh", "ch", "x")) else "s")), said)
-    for pattern, replacement in ((r"\bmy\b", f"{speaker}'s"), (r"\bme\b", speaker), (r"\bI\b", speaker),
-                                 (r"\byou\b", listener)):
-        said = re.sub(pattern, replacement, said)
+    """What ``speaker`` said in the first person, retold by ``listener`` in the third: every first-person
+    word in any case ("My daughter", "I'm", "me", "mine") names the speaker, "you" the listener."""
+    said = re.sub(r"\bI['’](m|ve|ll|d)\b", lambda m: "I " + _CONTRACTED[m.group(1).lower()], said, flags=re.I)
+    said = re.sub(r"\byou['’](re|ve|ll|d)\b", lambda m: "you " + _YOU_CONTRACTED[m.group(1).lower()], said, flags=re.I)
+    said = re.sub(r"\bI (\w+)", lambda m: f"{speaker} {third_person(m.group(1))}", said, flags=re.I)
+    said = re.sub(r"\byou (are|were|have|do)\b", lambda m: f"{listener} {_YOU_VERBS[m.group(1).lower()]}", said,
+                  flags=re.I)
+    for pattern, replacement in ((r"\b(?:my|mine)\b", f"{speaker}'s"), (r"\b(?:me|myself|I)\b", speaker),
+                                 (r"\b(?:your|yours)\b", f"{listener}'s"), (r"\b(?:you|yourself)\b", listener)):
+        said = re.sub(pattern, replacement, said, flags=re.I)
     return said
 
 
@@ -109,6 +136,8 @@ def answer_relationship(messages: list[Message]) -> str:
 
 
 def answer_turn(messages: list[Message]) -> str:
+    """Each side passes on, in turn, up to ``NEWS_PER_SPEAKER`` items of news the listener has not
+    had from it (:func:`_news`), then says goodbye."""
     content = prompt_of(messages)
     name = re.search(r"^You are (.+?)\. Stay in character", content).group(1)
     other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
@@ -116,25 +145,35 @@ def answer_turn(messages: list[Message]) -> str:
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
     told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
             if kind == "dialogue" and text.startswith(f"Conversation with {other}:")] + [dialogue]
-    news = next((in_my_words(t, name) for imp, t in _news(content, other)
-                 if imp >= 5 and not any(in_my_words(t, name) in said for said in told)), None)
+    news = next((in_my_words(t, name) for value, t in _news(content, name, other)
+                 if value >= NEWS_WORTH and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
     first = other.split()[0]
-    if len(turns) >= 3:
+    mine = len(turns[len(turns) % 2::2]) if turns else 0  # lines this side has said already
+    heard = bool(turns) and _HEAR.lower() in turns[-1].lower()
+    if mine >= NEWS_PER_SPEAKER or (mine and not news and not heard):
         return json.dumps({"utterance": f"Bye, {first}! See you around.", "end": True})
-    if len(turns) == 2:
-        return json.dumps({"utterance": _CLOSINGS[0], "end": False})
-    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if "Did you hear? " in turns[-1] else \
-        "Good to see you. "
-    share = f"Did you hear? {news}" if news else _CLOSINGS[1]
+    if mine:
+        said = f"{_ALSO}{news}" if news else _CLOSINGS[0]
+        return json.dumps({"utterance": ("Good to know. " if heard else "") + said, "end": False})
+    opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if heard else "Good to see you. "
+    share = f"{_HEAR}{news}" if news else _CLOSINGS[1]
     return json.dumps({"utterance": opener + share, "end": False})
 
 
-def _news_from(content: str, name: str) -> tuple[str, str] | None:
-    """(who, what) of the first news the other side of the dialogue shared."""
+def _news_from(content: str, name: str) -> tuple[str, list[str]] | None:
+    """(who, what) of the news the other side of the dialogue shared, in the order said."""
+    said = []
     for speaker, text in _lines(content, ":\n", "\n\n"):
-        if speaker != name and "Did you hear? " in text:
-            return speaker, text.split("Did you hear? ", 1)[1].rstrip(".")
-    return None
+        at = text.lower().find(_HEAR.lower())
+        if speaker != name and at >= 0:
+            said.append((speaker, text[at + len(_HEAR):].rstrip(".")))
+    return (said[0][0], [what for _, what in said]) if said else None
+
+
+def _after_that(clause: str) -> str:
+    """A sentence as it reads after "that": "The party is ..." -> "the party is ..." (a name keeps its capital)."""
+    first = clause.split(" ", 1)[0]
+    return clause[:1].lower() + clause[1:] if first.lower() in STOPWORDS and first != "I" else clause
 
 
 def answer_summary(messages: list[Message]) -> str:
@@ -143,8 +182,12 @@ def answer_summary(messages: list[Message]) -> str:
     a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
     other = b if name == a else a
     news = _news_from(content, name)
-    summary = f"{other} told {name} that {in_their_words(news[1], other, name)}." if news else \
-        f"{name} chatted with {other}"
+    told = [f"{other} told {name} that {_after_that(in_their_words(what, other, name))}." for what in news[1]] \
+        if news else [f"{name} chatted with {other}"]
+    summary = told[0]  # what else was told, as long as the memo stays within a memo's length
+    for more in told[1:]:
+        if len(f"{summary} {more}".split()) <= MAX_SENTENCE_WORDS:
+            summary = f"{summary} {more}"
     return json.dumps({"summary": summary})
 
 
@@ -159,11 +202,23 @@ def answer_poignancy(messages: list[Message]) -> str:
 def answer_plans(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = re.search(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
+    places = named_places(content)
     for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
-        event = commitment(text) if speaker != name else None
+        event = commitment(text, places) if speaker != name else None
         if event:
-            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {event.when}"})
+            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {_on(event, content)}"})
     return json.dumps({"plans": "nothing to plan"})
+
+
+def _on(event: Commitment, content: str) -> str:
+    """The event's day as a date ("on 14 February") when the sentence named it relative to the day of
+    the conversation ("tomorrow", "on Tuesday"): a planning thought is read on later days."""
+    said = re.search(r"just had, on (\w+ \d{1,2} \w+ \d{4}) at", content)
+    if event.month_day or not said:
+        return event.when
+    today = datetime.strptime(said.group(1), "%A %d %B %Y").date()
+    day = event.next_day(today, today)
+    return f"on {date_words(day)}" if day else event.when
 
 
 def answer_interview(messages: list[Message]) -> str:
@@ -186,15 +241,6 @@ def answer_knows(messages: list[Message]) -> str:
     terms = set(content_words(fact))
     known = next((t for _, _, t in _MEMORY.findall(content) if terms <= set(content_words(t))), None)
     return json.dumps({"knows": known is not None, "what": in_my_words(known, name) if known else ""})
-
-
-def answer_judge(messages: list[Message]) -> str:
-    content = prompt_of(messages)
-    answer = set(content_words(re.search(r"^Answer: (.*)$", content, re.M).group(1)))
-    remembered = set(content_words(" ".join(t for _, _, t in _MEMORY.findall(content))))
-    share = len(answer & remembered) / len(answer) if answer else 0.0
-    return json.dumps({"score": 1 + round(4 * share), "hallucinated": share < 0.5,
-                       "why": f"{share:.0%} of the answer's words are in the memories shown"})
 
 
 register_rules({prompts.START_PURPOSE: answer_start, prompts.KNOWS_PURPOSE: answer_knows,

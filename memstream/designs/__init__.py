@@ -1,8 +1,9 @@
-"""Memory designs side by side: one interface (write, context, consolidate, state), five designs.
+"""Memory designs side by side: one interface (write, context, consolidate, state), six designs.
 
 ``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
-its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets).
+its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets), and ``profile`` (one
+structured file per owner and scope, read whole, edited by a model after each turn, every version kept).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -13,6 +14,7 @@ from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.persist import load_state, save_state
+from memstream.designs.profile import ProfileConfig, ProfileDesign, ProfileStore, blame
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
 from memstream.designs.retrievers import (
     NEEDS_IMPORTANCE,
@@ -32,9 +34,10 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
-    "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
-    "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
-    "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
-    "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores", "check_budget", "check_retriever", "design_names",
-    "entry", "load_state", "make_design", "save_state", "score", "tokenize",
+    "Block", "BufferConfig", "BufferSummary", "Context", "DESIGNS", "DesignConfig", "Entry", "FullConfig",
+    "FullContext", "Line", "MemoryDesign", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "ProfileConfig", "ProfileDesign",
+    "ProfileStore", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Record", "RetrievalWeights", "Signals",
+    "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
+    "bm25_scores", "check_budget", "check_retriever", "design_names", "entry", "load_state", "make_design",
+    "save_state", "score", "tokenize",
 ]

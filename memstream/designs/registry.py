@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from memstream.designs.base import MemoryDesign
 from memstream.designs.buffer import BufferSummary
 from memstream.designs.full import FullContext
+from memstream.designs.profile import ProfileDesign
 from memstream.designs.stream import StreamDesign
 from memstream.designs.tiered import TieredDesign
 from memstream.designs.vector import VectorDesign
@@ -17,7 +18,7 @@ from memstream.files import problem
 from memstream.models import Embedder
 
 DESIGNS: dict[str, type[MemoryDesign]] = {d.name: d for d in (FullContext, BufferSummary, VectorDesign,
-                                                               StreamDesign, TieredDesign)}
+                                                               StreamDesign, TieredDesign, ProfileDesign)}
 #: Designs that rank records for the query (their assembly time is a benchmark target).
 RETRIEVAL_DESIGNS = ("vector", "stream", "tiered")
 

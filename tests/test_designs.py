@@ -35,8 +35,9 @@ TOPICS = ["painting", "adoption agency", "camping trip", "pottery class", "chari
 
 
 def turns(n: int, session: str = "S1", start: int = 0) -> list[Entry]:
+    """Statements a selective memory keeps too (the profile's selection rule: durable, said of oneself)."""
     speakers = ("Ann", "Bob")
-    return [entry(text=f"{speakers[i % 2]}: I told you about the {TOPICS[i % len(TOPICS)]} number {i}.",
+    return [entry(text=f"{speakers[i % 2]}: I love the {TOPICS[i % len(TOPICS)]} number {i}.",
                   at=T0 + timedelta(minutes=i), source=speakers[i % 2], session=session) for i in range(start, start + n)]
 
 
@@ -68,7 +69,7 @@ def test_every_design_keeps_to_its_budget_and_names_its_sources(name: str) -> No
 def test_owners_never_mix(name: str) -> None:
     design = build(name)
     written(design, turns(12), owner="ann")
-    written(design, [entry(text="Bob: my secret is the blue door.", at=T0, source="Bob")], owner="bob")
+    written(design, [entry(text="Bob: I have a secret, the blue door.", at=T0, source="Bob")], owner="bob")
     assert "blue door" not in design.context("ann", "what is the secret door?", T0 + timedelta(hours=1), 4000).text
     assert "blue door" in design.context("bob", "what is the secret door?", T0 + timedelta(hours=1), 4000).text
 

@@ -63,7 +63,10 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def _versions(store: ProfileStore, args: argparse.Namespace) -> list[Any]:
-    owner = normalise_owner(args.agent)
+    try:
+        owner = normalise_owner(args.agent)
+    except ValueError as e:
+        raise MemstreamError(f"--agent {args.agent!r}: {e}; name whose profile to read") from None
     versions = store.versions(owner, args.scope)
     if not versions:
         held = ", ".join(f"{o} (scope {s})" for o, s in store.files()[:8]) or "none"

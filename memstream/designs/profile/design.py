@@ -69,9 +69,10 @@ class ProfileDesign(MemoryDesign):
             rank = -1 if life.text.startswith(HEADING) else priority(section, life.text)
             lines.append((rank, Line(life.text, count_tokens(life.text), turns[life.added], float(position))))
         ranked = [line for _, line in sorted(lines, key=lambda x: (x[0], x[1].order))]
-        fit = fit_best(ranked, room_for(TIER, budget_tokens))
-        made = block(TIER, sorted(fit.kept, key=lambda x: x.order))
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        kept = fit_best(ranked, room_for(TIER, budget_tokens)).kept
+        made = block(TIER, sorted(kept, key=lambda x: x.order))
+        cut_tokens = sum(x.tokens for x in ranked) - sum(x.tokens for x in kept)  # every line is wanted
+        return Context([made] if made else [], budget_tokens, len(ranked) - len(kept), cut_tokens)
 
     def _current(self, owner: str, versions: list[Version]) -> list[Life]:
         """The current file's lines (headings included) with the version each came from, made once per version."""

@@ -42,6 +42,6 @@ def parse_merged(answer: str) -> str:
     lines = text.splitlines()
     first = next((i for i, line in enumerate(lines) if line.startswith(HEADING)), None)
     if first is None:
-        raise StructuredOutputError("the merged file has no '## ' section heading; answer with the whole file")
+        raise StructuredOutputError(f"the merged file has no '{HEADING}' section heading; answer with the whole file")
     kept = [line.rstrip() for line in lines[first:] if line.strip()]
     return "".join(f"{line}\n" for line in kept)

@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 
 from memstream.designs.entries import Entry
+from memstream.designs.profile.text import HEADING
 from memstream.models import Message, one_line, register_answer_tokens
 
 VERSION = 1
@@ -68,14 +69,14 @@ def update_messages(file: str, summary: Sequence[str], sections: Sequence[str],
                     errors: Sequence[tuple[dict, str]] = ()) -> list[Message]:
     """The updater's prompt: the file, the turn's summary, and (when asked again) the edits that failed."""
     example = json.dumps({"edits": [
-        {"op": "add", "after": f"## {sections[0]}", "text": "- [user] Prefers short answers."},
+        {"op": "add", "after": f"{HEADING}{sections[0]}", "text": "- [user] Prefers short answers."},
         {"op": "replace", "old": "- Uses Python 3.10.", "new": "- [user] Uses Python 3.12."},
         {"op": "replace", "old": "- Lives in Lyon.", "new": ""}]})
     failed = "".join(f"\n- {json.dumps(edit)}: {reason}" for edit, reason in errors)
     text = (
         "You keep the user's profile: a file read whole at the start of every session. Update it with what "
         f"this turn adds. {SELECTION_RULE}\n\n"
-        f"Sections (fixed; never add, rename or remove a '## ' heading): {', '.join(sections)}. One fact per "
+        f"Sections (fixed; never add, rename or remove a '{HEADING}' heading): {', '.join(sections)}. One fact per "
         "line, each line starting '- '. Start a line with [user] when the user stated it directly. Under goals, "
         "a goal is '- goal', its progress '  - checkpoint: ...', a finished goal '- (done) goal'. When the user "
         "overrides or corrects something, replace the old line instead of adding a second one.\n\n"
@@ -97,7 +98,7 @@ def merge_messages(file: str, target: int) -> list[Message]:
     text = (
         f"This profile file is {len(file)} characters and must come down toward {target}. Merge lines that say "
         "the same thing into one line; keep [user] at the start of a merged line if any line it merges had "
-        "it; keep every '## ' heading exactly, in order; add no fact and change no fact. Answer with the "
+        f"it; keep every '{HEADING}' heading exactly, in order; add no fact and change no fact. Answer with the "
         "whole file and nothing else.\n\n"
         f"{FILE_OPEN}\n{file}{FILE_CLOSE}\n\n{MERGED}"
     )

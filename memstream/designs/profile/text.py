@@ -2,17 +2,18 @@
 
 The file is plain text the model reads whole on every request::
 
-    ## profile
+    # profile
     - [user] Prefers metric units.
-    ## goals
+    # goals
     - Ship the importer by Friday.
       - checkpoint: parser done, tests pending.
-    ## projects
+    # projects
     ...
 
-Each section heading is ``## NAME`` and appears once, in the skeleton's order; every other line is a
-bullet (``- ``) or, under a goal, a checkpoint (``  - ``). ``[user]`` marks a fact the user stated
-directly (compaction keeps it ahead of the model's own inferences); ``(done)`` marks a finished goal.
+Each section heading is ``# NAME`` (``##`` is a context's own block heading) and appears once, in the
+skeleton's order; every other line is a bullet (``- ``) or, under a goal, a checkpoint (``  - ``).
+``[user]`` marks a fact the user stated directly (compaction keeps it ahead of the model's own
+inferences); ``(done)`` marks a finished goal.
 
 A model never rewrites the file: it returns edits (:class:`Add` after an anchor, :class:`Replace` of one
 exact string, a replace with ``""`` deleting it), each applied here with the rules the production
@@ -40,7 +41,7 @@ COMPACT_AT = 7_000
 COMPACT_TO = 6_000
 USER = "[user]"
 DONE = "(done)"
-HEADING = "## "
+HEADING = "# "
 BULLET = "- "
 CHECKPOINT = "  - "
 #: Edits one answer may hold (a turn rarely warrants more; a bound keeps a runaway answer out).

@@ -20,7 +20,7 @@ class ProfileConfig(DesignConfig):
     compact_to: int = Field(default=COMPACT_TO, gt=0, description="compaction's target")
     compact: bool = Field(default=True, description="compact past compact_at (off: only the cap refuses)")
     retries: int = Field(default=RETRIES, ge=0, le=10, description="updater re-asks after a rejected edit")
-    turn_entries: int = Field(default=12, gt=0, description="entries summarised per update at most")
+    turn_entries: int = Field(default=2, gt=0, description="entries per update: a message and its reply")
     gate: bool = Field(default=True, description="the safety check on every new text (memstream.trust)")
 
     @field_validator("sections")

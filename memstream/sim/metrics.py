@@ -31,6 +31,8 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         **chat.usage.totals(), "endpoint_failing": chat.failing,
         "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),
         "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
+        "structured_probe": probe.as_dict() if (probe := getattr(chat.inner, "structured_probe", None)) else None,
+        "prefix_cache_share": chat.usage.prefix_cache_share(),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
     }

@@ -65,9 +65,10 @@ class ProfileDesign(MemoryDesign):
         section = ""
         lines = []
         for position, life in enumerate(self._current(owner, versions)):
-            section = life.text[len(HEADING):] if life.text.startswith(HEADING) else section
-            rank = -1 if life.text.startswith(HEADING) else priority(section, life.text)
-            lines.append((rank, Line(life.text, count_tokens(life.text), turns[life.added], float(position))))
+            heading = life.text.startswith(HEADING)  # the skeleton's: no turn's, and shown first
+            section = life.text[len(HEADING):] if heading else section
+            rank, ids = (-1, ()) if heading else (priority(section, life.text), turns[life.added])
+            lines.append((rank, Line(life.text, count_tokens(life.text), ids, float(position))))
         ranked = [line for _, line in sorted(lines, key=lambda x: (x[0], x[1].order))]
         kept = fit_best(ranked, room_for(TIER, budget_tokens)).kept
         made = block(TIER, sorted(kept, key=lambda x: x.order))

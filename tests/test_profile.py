@@ -435,3 +435,18 @@ def test_the_profile_settings_are_checked_in_one_line() -> None:
         make_design("profile", compact_to=7000, compact_at=6000)
     with pytest.raises(MemstreamError, match="profile sections must be distinct lower-case words"):
         make_design("profile", sections=("goals", "goals"))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1,
+                              max_size=120).filter(str.strip), min_size=1, max_size=8),
+       prefix=st.sampled_from(["", "I have ", "Actually I ", "I want to ", "I always "]))
+def test_any_turn_leaves_a_well_formed_file_and_no_failure(texts: list[str], prefix: str) -> None:
+    design = make_design("profile", compact_at=500, compact_to=400, cap_chars=800)
+    for i, t in enumerate(texts):
+        design.write("ann", [said(prefix + t, i)], chat=OfflineChatModel())
+    for v in design.versions("ann"):
+        check_file(v.text, DEFAULT_SECTIONS)
+        assert len(v.text) <= 800
+    c = design.counters()
+    assert c["failures"] == 0 and c["updates"] == len(texts)

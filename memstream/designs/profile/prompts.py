@@ -11,7 +11,7 @@ from memstream.designs.entries import Entry
 from memstream.designs.profile.text import HEADING
 from memstream.models import Message, one_line, register_answer_tokens
 
-VERSION = 1
+VERSION = 2
 SUMMARY_PURPOSE = "profile-summary"
 UPDATE_PURPOSE = "profile-update"
 MERGE_PURPOSE = "profile-merge"
@@ -67,11 +67,13 @@ def summary_messages(entries: Sequence[Entry]) -> list[Message]:
 
 def update_messages(file: str, summary: Sequence[str], sections: Sequence[str],
                     errors: Sequence[tuple[dict, str]] = ()) -> list[Message]:
-    """The updater's prompt: the file, the turn's summary, and (when asked again) the edits that failed."""
+    """The updater's prompt: the file, the turn's summary, and (when asked again) the edits that failed.
+    A small model copies a prompt's example (Qwen2.5 1.5B did, recorded): the example's anchors are lines
+    no real file holds, so a copied example is rejected, never applied."""
     example = json.dumps({"edits": [
-        {"op": "add", "after": f"{HEADING}{sections[0]}", "text": "- [user] Prefers short answers."},
-        {"op": "replace", "old": "- Uses Python 3.10.", "new": "- [user] Uses Python 3.12."},
-        {"op": "replace", "old": "- Lives in Lyon.", "new": ""}]})
+        {"op": "add", "after": "- Has a cat named Tom.", "text": "- [user] Adopted a second cat, Mia."},
+        {"op": "replace", "old": "- Lives in Porto.", "new": "- [user] Lives in Madrid."},
+        {"op": "replace", "old": "- Plays chess on Sundays.", "new": ""}]})
     failed = "".join(f"\n- {json.dumps(edit)}: {reason}" for edit, reason in errors)
     text = (
         "You keep the user's profile: a file read whole at the start of every session. Update it with what "
@@ -85,7 +87,7 @@ def update_messages(file: str, summary: Sequence[str], sections: Sequence[str],
         '{"op": "replace", "old": EXACT TEXT, "new": TEXT} replaces it ("new": "" deletes it). ANCHOR and '
         "EXACT TEXT must be copied from the file and occur in it exactly once. Answer "
         '{"edits": []} if the turn holds nothing worth keeping.\n'
-        f"Example: {example}\n\n"
+        f"Example (another user's file, not this one; never copy it): {example}\n\n"
         f"The file now:\n{FILE_OPEN}\n{file}{FILE_CLOSE}\n\n"
         f"{HAPPENED}\n" + "\n".join(one_line(s) for s in summary) + "\n\n"
         + (f"{ERRORS}{failed}\n\n" if errors else "")

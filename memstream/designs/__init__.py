@@ -2,8 +2,8 @@
 
 ``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
-its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets), and ``profile`` (one
-structured file per owner and scope, read whole, edited by a model after each turn, every version kept).
+its reflection), ``tiered`` (pinned, summary, window and retrieved under per-tier budgets) and
+``profile`` (one structured file per owner and scope, read whole, edited after each turn, every version kept).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -34,10 +34,10 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
-    "Block", "BufferConfig", "BufferSummary", "Context", "DESIGNS", "DesignConfig", "Entry", "FullConfig",
-    "FullContext", "Line", "MemoryDesign", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "ProfileConfig", "ProfileDesign",
-    "ProfileStore", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Record", "RetrievalWeights", "Signals",
-    "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
-    "bm25_scores", "check_budget", "check_retriever", "design_names", "entry", "load_state", "make_design",
-    "save_state", "score", "tokenize",
+    "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
+    "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
+    "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
+    "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores", "check_budget", "check_retriever", "design_names",
+    "entry", "load_state", "make_design", "save_state", "score", "tokenize",
+    "ProfileConfig", "ProfileDesign", "ProfileStore", "blame",
 ]

@@ -5,8 +5,11 @@ check) on one scripted turn, recorded for the tests to replay.
     python benchmarks/profile_real.py --llm openai:model.gguf --replay tests/fixtures/real_profile
 
 One turn (who the user is, a standing preference, the assistant's reply) updates a file already near a
-lowered ``compact_at``, so one turn asks every stage: the summary, the edits (not retried: a slow shared
-server), the safety check on each new text, compaction's merge and the check on the compacted file.
+lowered ``compact_at``: the summary, the edits (not retried: a slow shared server) and the safety check
+on each new text are the model's. The same turn is then run again with its edit given (``Given``), so
+the file would pass ``compact_at`` whatever the model's own edits were; and once more with the safety
+check answered by its offline rules (a gate may be another model than the updater's), so compaction asks
+the model to merge.
 With ``--record DIR`` every call is written to ``DIR/calls.jsonl`` (purpose, messages, answer, seconds)
 and what came of it to ``DIR/report.json``; ``--cache FILE`` keeps every answer as it comes (a call
 cache), so a recording cut short goes on from there when run again.
@@ -23,7 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from memstream.designs import entry, make_design
-from memstream.models import CachedChatModel, ChatModel, make_chat_model, run_direct
+from memstream.designs.profile.prompts import UPDATE_PURPOSE
+from memstream.models import CachedChatModel, ChatModel, OfflineChatModel, make_chat_model, run_direct
+from memstream.models.base import Completion
+from memstream.trust import GATE_PURPOSE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from real_model import Recorder, Replayed  # noqa: E402 - the recorder the other recordings use
@@ -66,13 +72,49 @@ def entries() -> list[Any]:
             for i, (source, kind, text) in enumerate(TURNS)]
 
 
+class Given(ChatModel):
+    """Answers ``purpose`` with a fixed answer, everything else with ``inner``: the edit compaction needs is
+    given, so the model's merge and checks are asked whatever its own edits were."""
+
+    def __init__(self, inner: ChatModel, answers: dict[str, str | ChatModel]) -> None:
+        super().__init__()
+        self.inner, self.name, self.answers = inner, inner.name, answers
+
+    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+        return self._generate_many([(purpose, messages)], params)[0]
+
+    def _generate_many(self, calls, params) -> list[Completion]:  # noqa: ANN001
+        asked = [c for c in calls if c[0] not in self.answers]
+        answered = iter(self.inner._generate_many(asked, params) if asked else [])
+        return [self._given(p, m, params) if p in self.answers else next(answered) for p, m in calls]
+
+    def _given(self, purpose: str, messages: list, params: dict) -> Completion:  # noqa: ANN001
+        answer = self.answers[purpose]
+        return Completion(answer) if isinstance(answer, str) else answer._generate(messages, purpose, params)
+
+
+#: The edit given for the compaction's turn (the model's own is asked in the first part).
+GIVEN_EDIT = json.dumps({"edits": [{"op": "add", "after": "# profile",
+                                    "text": "- [user] Maya is a data engineer in Lisbon."}]})
+
+
 def conversation(chat: ChatModel) -> dict[str, Any]:
-    """The scripted turn on the nearly full file, answered by ``chat``; what came of it."""
+    """The scripted turn on the nearly full file, answered by ``chat``; then the same turn with its edit
+    given, so compaction asks ``chat`` to merge and to check the result; what came of both."""
     design = make_design("profile", **SETTINGS)
     design.store.append(OWNER, design.config.scope, 0, FULL, {"edits": []}, T0.isoformat(), [])
     run_direct(design.write_stage(OWNER, entries()), chat)
+    given = make_design("profile", **SETTINGS)
+    given.store.append(OWNER, given.config.scope, 0, FULL, {"edits": []}, T0.isoformat(), [])
+    run_direct(given.write_stage(OWNER, entries()), Given(chat, {UPDATE_PURPOSE: GIVEN_EDIT}))
+    merged = make_design("profile", **SETTINGS)
+    merged.store.append(OWNER, merged.config.scope, 0, FULL, {"edits": []}, T0.isoformat(), [])
+    run_direct(merged.write_stage(OWNER, entries()), Given(chat, {UPDATE_PURPOSE: GIVEN_EDIT,
+                                                                  GATE_PURPOSE: OfflineChatModel()}))
     return {"file": design.file(OWNER), "edits": [v.edit for v in design.versions(OWNER)][1:],
-            "counters": design.counters()}
+            "counters": design.counters(), "given_edit_counters": given.counters(),
+            "compacted_file": merged.file(OWNER), "compaction": [v.edit for v in merged.versions(OWNER)][1:],
+            "compaction_counters": merged.counters()}
 
 
 def main() -> None:

@@ -450,3 +450,53 @@ def test_any_turn_leaves_a_well_formed_file_and_no_failure(texts: list[str], pre
         assert len(v.text) <= 800
     c = design.counters()
     assert c["failures"] == 0 and c["updates"] == len(texts)
+
+
+# -- a real model's answers, recorded (tests/fixtures/real_profile, see its README) -------------------
+
+REAL = ROOT / "tests" / "fixtures" / "real_profile"
+
+
+def _recorded() -> tuple[list[dict], dict]:
+    calls = [json.loads(line) for line in (REAL / "calls.jsonl").read_text(encoding="utf-8").splitlines()]
+    return calls, json.loads((REAL / "report.json").read_text(encoding="utf-8"))
+
+
+def test_the_recorded_model_s_turn_replays_to_the_same_file() -> None:
+    """The recorded turn, replayed through every stage (a question not in the recording fails): the same
+    edits applied and rejected, the same compaction, the same file, and every version well formed."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import profile_real
+    import real_model
+
+    calls, report = _recorded()
+    chat = real_model.Recorder(real_model.Replayed(REAL / "calls.jsonl", report["model"]))
+    result = profile_real.conversation(chat)
+    assert (result["file"], result["edits"], result["counters"]) == (report["file"], report["edits"],
+                                                                     report["counters"])
+    assert [c["purpose"] for c in chat.calls] == [c["purpose"] for c in calls]
+    check_file(result["file"], DEFAULT_SECTIONS)
+    assert len(result["file"]) <= profile_real.SETTINGS["cap_chars"]
+
+
+def test_what_the_recorded_model_did_is_caught_where_it_goes_wrong() -> None:
+    """Its edits quote strings the file does not hold (rejected), its check blocks every text (nothing
+    written), its merge strips a [user] mark (refused; the keep order drops lines instead)."""
+    from memstream.designs.profile.update import keeps_user_lines
+    from memstream.trust import parse_verdict
+
+    calls, report = _recorded()
+    by = {p: [c for c in calls if c["purpose"] == p] for p in {c["purpose"] for c in calls}}
+    (update,) = by[UPDATE_PURPOSE]
+    file = update["messages"][0]["content"].split("<<<\n", 1)[1].split(">>>", 1)[0]
+    for edit in parse_edits(update["answer"]).edits:
+        with pytest.raises(EditRejected, match="not in the file"):
+            apply_edit(file, edit, DEFAULT_SECTIONS)
+    assert [parse_verdict(c["answer"])[0] for c in by[GATE_PURPOSE]] == [False] * 3
+    assert report["counters"]["blocked"] == 2 and report["edits"] == []
+    (merge,) = by[MERGE_PURPOSE]
+    merged = merge["messages"][0]["content"].split("<<<\n", 1)[1].split(">>>", 1)[0]
+    assert not keeps_user_lines(merged, merge["answer"])  # the mark is gone from "Maya is a data engineer"
+    (compacted,) = report["compaction"]
+    assert compacted["compaction"]["merged"] is False and len(report["compacted_file"]) <= 600
+    assert "- [user] Maya is a data engineer in Lisbon." in report["compacted_file"]

@@ -21,11 +21,11 @@ from typing import Any
 from memstream.designs.entries import Entry
 from memstream.designs.profile import prompts
 from memstream.designs.profile.blame import lives
-from memstream.designs.profile.compact import drop_to
+from memstream.designs.profile.compact import drop_to, words
 from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.parse import parse_edits, parse_merged, parse_summary
 from memstream.designs.profile.store import ProfileStore, Version
-from memstream.designs.profile.text import Add, EditRejected, Replace, apply_edit, check_file, skeleton
+from memstream.designs.profile.text import USER, Add, EditRejected, Replace, apply_edit, check_file, skeleton
 from memstream.models import Request, Stage
 from memstream.trust import Verdict, gate_stage
 
@@ -162,11 +162,13 @@ def _check(texts: list[str], source: str, config: ProfileConfig, counters: Count
 def _compact(text: str, versions: list[Version], config: ProfileConfig, counters: Counters,
              edits: int) -> Stage[tuple[str, dict[str, Any]]]:
     """``text`` compacted toward ``config.compact_to``: redundant lines merged by the model (an answer
-    that breaks the skeleton or grows the file is not used), then lines dropped in the keep order. Short
+    that breaks the skeleton, grows the file or loses a ``[user]`` line is not used), then lines dropped
+    in the keep order. Short
     of the target, or blocked by the safety check: the turn is skipped and its edits counted dropped."""
     counters.compactions += 1
     merged = yield Request(prompts.MERGE_PURPOSE, prompts.merge_messages(text, config.compact_to), parse_merged)
-    used_merge = merged is not None and len(merged) < len(text) and _well_formed(merged, config)
+    used_merge = (merged is not None and len(merged) < len(text) and _well_formed(merged, config)
+                  and keeps_user_lines(text, merged))
     origin = {life.text: life.added for life in lives(versions)[0]}
     compacted, dropped = drop_to(merged if used_merge else text, config.compact_to,
                                  lambda line: origin.get(line, len(versions) + 1))
@@ -182,6 +184,14 @@ def _compact(text: str, versions: list[Version], config: ProfileConfig, counters
         raise _Skip(f"the safety check blocked the compacted file ({verdict.reason})")
     counters.compacted_lines += len(dropped)
     return compacted, {"merged": used_merge, "dropped": dropped, "from_chars": len(text), "to_chars": len(compacted)}
+
+
+def keeps_user_lines(before: str, after: str) -> bool:
+    """Whether every ``[user]`` line of ``before`` is still said by a ``[user]`` line of ``after`` (its words
+    all there: two merged into one pass). A merge that strips the mark (Qwen2.5 1.5B's did, recorded) would
+    move a line the user stated down the keep order, so it is not used."""
+    kept = [words(line) for line in after.splitlines() if USER in line]
+    return all(any(words(line) <= k for k in kept) for line in before.splitlines() if USER in line)
 
 
 def _well_formed(text: str, config: ProfileConfig) -> bool:

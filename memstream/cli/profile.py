@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    args.json = getattr(args, "json", None)
+    args.json = getattr(args, "json", None)  # diff has none: it prints a unified diff
     json_out = check_json_output(args.json, [args.file])
     store = ProfileStore(args.file, readonly=True)
     try:
@@ -98,8 +98,6 @@ def _log(versions: list[Any], args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _diff(versions: list[Any], args: argparse.Namespace) -> None:
-    if args.json is not None:
-        raise MemstreamError("diff prints a unified diff; --json is for show, log and blame")
     end = _pick(versions, args.end, "--to")
     start_n = end.n - 1 if args.start is None else args.start
     before = "" if start_n == 0 else _pick(versions, start_n, "--from").text

@@ -193,11 +193,12 @@ def test_if_the_safety_check_cannot_run_nothing_is_written() -> None:
     assert design.counters()["dropped_edits"] == 1
 
 
-def test_a_lost_answer_is_counted_and_swallowed_never_breaking_the_write() -> None:
+def test_a_lost_answer_is_counted_logged_and_swallowed_never_breaking_the_write(caplog) -> None:
     design = make_design("profile")
     chat = ScriptedChat({SUMMARY_PURPOSE: lambda m: ""})
     assert design.write("ann", [said("I work as a nurse.")], chat=chat) == [1]
     assert design.versions("ann") == [] and design.counters()["failures"] == 1
+    assert "profile ann/default: the turn's summary was lost; the file is kept as it was" in caplog.text
     c = design.context("ann", "job?", T0, 100)
     assert c.blocks == []
 

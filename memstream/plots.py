@@ -280,6 +280,36 @@ def designs(rows: list[dict[str, Any]], *, measure: str = "evidence_verbatim") -
     return fig
 
 
+def scenarios(rows: list[dict[str, Any]]) -> Figure:
+    """Facts matched turn by turn, one line per design, one panel per scenario; dotted lines where a
+    session opens (``memstream eval scenarios --json`` output)."""
+    names = list(dict.fromkeys(r["scenario"] for r in rows))
+    cols = min(2, len(names))
+    grid = (len(names) + cols - 1) // cols
+    fig = Figure(figsize=(5.6 * cols, 3.4 * grid), layout="constrained")
+    axes = fig.subplots(grid, cols, squeeze=False).ravel()
+    designs_ = list(dict.fromkeys(r["design"] for r in rows))
+    colours = dict(zip(designs_, matplotlib.colormaps["tab10"].colors, strict=False))
+    for ax, name in zip(axes, names, strict=False):
+        mine = [r for r in rows if r["scenario"] == name]
+        turns = mine[0]["per_turn"]
+        for i, (before, turn) in enumerate(zip([None, *turns], turns, strict=False)):
+            if before is not None and before["session"] != turn["session"]:
+                ax.axvline(i + 0.5, color="grey", ls=":", lw=0.8)
+        for r in mine:
+            share = [t["matched"] / t["live"] if t["live"] else np.nan for t in r["per_turn"]]
+            ax.plot(range(1, len(share) + 1), share, marker=".", color=colours[r["design"]],
+                    label=f"{r['design']} ({r['matched']:.2f}, {r['lost']} lost)")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{name} at {mine[0]['budget']} tokens", fontsize=9)
+        ax.set_xlabel("turn (dotted: a session opens)")
+        ax.set_ylabel("facts held matched")
+        ax.legend(fontsize=7, loc="lower left")
+    for ax in axes[len(names):]:
+        ax.set_visible(False)
+    return fig
+
+
 def diffusion(results: list[dict[str, Any]]) -> Figure:
     """The share of agents who know the fact, hour by hour, one line per run."""
     fig, ax = _figure(7, 4)

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from memstream.cli.common import (
     STDOUT,
@@ -70,9 +71,16 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                      default="evidence_verbatim")
     output_flag(des, required=True, help="the plot file, .png or .svg")
 
-    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
-    p.add_argument("dataset", choices=["locomo", "longmemeval"])
-    p.add_argument("path", help="the benchmark's JSON file, in its original schema")
+    sc = plots.add_parser("scenarios", help="facts matched turn by turn per design, a panel per scenario, from "
+                          "memstream eval scenarios --json FILE output")
+    sc.add_argument("eval_json")
+    output_flag(sc, required=True, help="the plot file, .png or .svg")
+
+    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; or run scenario "
+                       "evals (memstream eval scenarios [FILES] --design ...)")
+    p.add_argument("dataset", choices=["locomo", "longmemeval", "scenarios"])
+    p.add_argument("path", nargs="*", help="the benchmark's JSON file, in its original schema; for scenarios, "
+                   "scenario files (default: the bundled ones; the format: docs/scenarios.md)")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
                    help="LongMemEval: a memory per session or per round (default session; with --design "
                         "always round: the designs are written turn by turn)")
@@ -88,10 +96,12 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--plot", metavar="FILE", help="draw recall@k curves (.png or .svg)")
     p.add_argument("--cache", help="model-call cache (default ~/.cache/memstream/calls.db)")
     model_flags(p, cache=False)
-    d = p.add_argument_group("answers from memory designs (with --design)")
+    d = p.add_argument_group("answers from memory designs (with --design; scenarios always)")
     d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
-                   "list or all (full, buffer-summary, vector, stream, tiered, profile); full is always measured")
-    d.add_argument("--budget", default="1000,2000,4000", help="context budgets in tokens (default 1000,2000,4000)")
+                   "list or all (full, buffer-summary, vector, stream, tiered, profile); full is always measured; "
+                   "scenarios: default all")
+    d.add_argument("--budget", help="context budgets in tokens (default 1000,2000,4000); scenarios: one budget "
+                   "(default 1000)")
     d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
                    "openai:MODEL")
     d.add_argument("--judge", default="offline", help="score each answer with this model (offline: the lexical "
@@ -110,12 +120,20 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from memstream.sim import RunDir
     from memstream.stream import MemoryStream
 
-    out = check_image_output(args.output, "-o", [args.eval_json] if args.plot in ("recall", "designs") else [args.src])
+    from_json = args.plot in ("recall", "designs", "scenarios")
+    out = check_image_output(args.output, "-o", [args.eval_json] if from_json else [args.src])
     if args.plot == "sweep":
         cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
         if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
             raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
         print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        return 0
+    if args.plot == "scenarios":
+        path = Path(args.eval_json)
+        rows = read_json(path, "eval scenarios --json output")
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "per_turn" in r for r in rows):
+            raise MemstreamError(f"{path} is not memstream eval scenarios --json output")
+        print(f"wrote {plots.save(plots.scenarios(rows), out)}")
         return 0
     if args.plot == "designs":
         path = Path(args.eval_json)
@@ -163,6 +181,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import recall, save
 
+    if args.dataset == "scenarios":
+        return cmd_eval_scenarios(args)
+    if len(args.path) != 1:
+        raise MemstreamError(f"memstream eval {args.dataset} takes one FILE, the benchmark's JSON file "
+                             f"(got {len(args.path)})")
+    args.path = args.path[0]
     if args.design:
         return cmd_eval_designs(args)
     ks = args.k
@@ -203,18 +227,13 @@ def _budgets(text: str) -> list[int]:
 
 def cmd_eval_designs(args: argparse.Namespace) -> int:
     """``memstream eval ... --design D``: answers from each design's context, judged, scored, costed."""
-    from memstream.designs import RetrievalWeights, check_retriever, design_names
-    from memstream.eval import Models, designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
-    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+    from memstream.designs import design_names
+    from memstream.eval import designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
     from memstream.plots import designs, save
-    from memstream.stream import Weights
 
     names = design_names(args.design)
-    budgets = _budgets(args.budget)
-    tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
-    if not 0 < args.decay <= 1:
-        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
-    w = args.weights
+    budgets = _budgets(args.budget or "1000,2000,4000")
+    settings = _design_settings(args)
     json_out = check_json_output(args.json, [args.path])
     plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
     if args.dataset == "locomo":
@@ -223,21 +242,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
         dataset = load_longmemeval(args.path, granularity="round", abstention=True)
     if args.limit:
         dataset = sliced(dataset, args.limit)
-    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
-
-    def model(spec: str | None):  # noqa: ANN202 - a ChatModel, imported lazily
-        chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
-        if chat.name.startswith("offline"):
-            return chat
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        return CachedChatModel(chat, cache)
-
-    embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
-    models = Models(model(args.llm), model(args.answer), model(args.judge), embedder)
-    stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
-    settings = {"stream": {"weights": Weights(**stream, decay=args.decay)},
-                "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
-    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
+    rows = evaluate_designs(dataset, names, budgets, _eval_models(args), window=args.window, settings=settings,
                             state_dir=Path(args.state) if args.state else None)
     if json_out != STDOUT:
         print(designs_table(rows))
@@ -246,3 +251,63 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
         said = f"wrote {save(designs(rows), plot)}"
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
+
+
+def cmd_eval_scenarios(args: argparse.Namespace) -> int:
+    """``memstream eval scenarios [FILES] --design D``: each design lives through each scenario; facts matched
+    turn by turn, questions judged, cost per turn (docs/scenarios.md)."""
+    from memstream.designs import design_names
+    from memstream.eval import DEFAULT_BUDGET, bundled_scenarios, evaluate_scenarios, load_scenario, scenarios_table
+
+    unused = [flag for flag, value in (("--plot", args.plot), ("--state", args.state), ("--limit", args.limit))
+              if value is not None]
+    if unused:
+        raise MemstreamError(f"{unused[0]} is for eval locomo|longmemeval; scenario evals write --json and a table")
+    names = design_names(args.design or "all")
+    budgets = _budgets(args.budget or str(DEFAULT_BUDGET))
+    if len(budgets) > 1:
+        raise MemstreamError(f"--budget {args.budget!r}: scenario evals take one budget, e.g. --budget 1000")
+    settings = _design_settings(args)
+    files = [Path(f) for f in args.path] or bundled_scenarios()
+    json_out = check_json_output(args.json, files)
+    scenarios = [load_scenario(f) for f in files]  # every file checked before any work
+    rows = evaluate_scenarios(scenarios, names, budgets[0], _eval_models(args, cache_vectors=False), settings=settings)
+    if json_out != STDOUT:
+        print(scenarios_table(rows))
+    write_json(json_out, rows)
+    return 0
+
+
+def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The designs' settings the eval flags give: the stream's and tiered's weights, tiered's retriever."""
+    from memstream.designs import RetrievalWeights, check_retriever
+    from memstream.stream import Weights
+
+    tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
+    if not 0 < args.decay <= 1:
+        raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
+    w = args.weights
+    stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
+    return {"stream": {"weights": Weights(**stream, decay=args.decay)},
+            "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
+
+
+def _eval_models(args: argparse.Namespace, *, cache_vectors: bool = True) -> Any:  # noqa: ANN401 - eval Models
+    """Who writes (--llm), answers (--answer) and judges (--judge), each cached unless offline; one embedder
+    (with one cache of vectors for every design, unless the caller gives each its own)."""
+    from memstream.eval import Models
+    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+
+    def model(spec: str | None):  # noqa: ANN202 - a ChatModel
+        chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
+        if chat.name.startswith("offline"):
+            return chat
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        return CachedChatModel(chat, cache)
+
+    embedder = make_embedder(args.embedder)
+    if cache_vectors:
+        embedder = CachedEmbedder(embedder)  # the designs embed the same texts: once
+    return Models(model(args.llm), model(args.answer), model(args.judge), embedder)

@@ -8,7 +8,7 @@ Every model call a design makes is a request stage; its offline rules are in ``o
 """
 
 from memstream.designs import offline as _offline_rules  # noqa: F401 - registers the summary rule
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
@@ -34,7 +34,8 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
-    "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
+    "COMPACTIONS", "DESIGNS", "DROPPED_EDITS",
+    "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
     "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
     "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
     "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores", "check_budget", "check_retriever", "design_names",

@@ -10,6 +10,9 @@
   where the design's user chooses (a session boundary is the natural point).
 - :meth:`get_state` / :meth:`set_state` hold everything the design knows as JSON-ready data;
   :mod:`memstream.designs.persist` keeps it in a file that names the design that wrote it.
+- :meth:`counters` (optional) is what the design counts of its own upkeep, for reports: a design
+  that compacts its memory or may drop an edit says how often (``COMPACTIONS``, ``DROPPED_EDITS``);
+  one that does neither returns nothing, and a report shows "-" rather than a zero it never counted.
 
 Every model call is a request stage (``memstream.models.Request``), so a batched runner can
 answer many owners' questions at once, through the call cache, with retries counted by purpose.
@@ -28,6 +31,13 @@ from memstream.designs.context import Context
 from memstream.designs.entries import Entry
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage, run_direct
+
+#: The counter names reports read from :meth:`MemoryDesign.counters` (a design may count more).
+#: Compactions: times the design rewrote its memory smaller (a recursive summary absorbing evicted
+#: turns, a profile file compacted). Dropped edits: changes to memory refused or lost (a compaction
+#: short of its target, an edit whose anchor did not match, a write over a limit).
+COMPACTIONS = "compactions"
+DROPPED_EDITS = "dropped_edits"
 
 
 class DesignConfig(BaseModel):
@@ -59,6 +69,11 @@ class MemoryDesign(ABC):
         """Background work for ``owner`` at ``now``; the number of records or summaries it wrote."""
         return 0
         yield  # a generator, even for a design with nothing to consolidate
+
+    def counters(self) -> dict[str, int]:
+        """What the design has counted of its own upkeep since it was made (or its state was set), by
+        name (``COMPACTIONS``, ``DROPPED_EDITS``, or the design's own); empty for one that counts nothing."""
+        return {}
 
     @abstractmethod
     def get_state(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import Field
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, block, fit_newest, room_for
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
@@ -69,6 +69,10 @@ class BufferSummary(MemoryDesign):
         blocks = [b for b in (summary_block, block("window", window_fit.kept)) if b]
         return Context(blocks, budget_tokens, summary_fit.cut + window_fit.cut,
                        summary_fit.cut_tokens + window_fit.cut_tokens)
+
+    def counters(self) -> dict[str, int]:
+        """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
+        return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
     def get_state(self) -> dict[str, Any]:
         return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()}}

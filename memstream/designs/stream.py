@@ -92,6 +92,10 @@ class StreamDesign(MemoryDesign):
         made = self._lines[memory.id] = stamped(text, ids, memory.created_at)
         return made
 
+    def counters(self) -> dict[str, int]:
+        """Reflections made (the stream never compacts or drops what it was given)."""
+        return {"reflections": self.reflections}
+
     def get_state(self) -> dict[str, Any]:
         owners = self.stream.owners()
         return {"stream": self.stream.get_state(),

@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, Fit, block, fit_best, fit_newest, in_time_order, room_for
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
@@ -127,6 +127,10 @@ class TieredDesign(MemoryDesign):
         lines = self.log.lines_of(owner)
         ranked = (lines[i] for i in top_k(scores, len(lines)) if lines[i].ids[0] not in shown)
         return fit_best(ranked, room)
+
+    def counters(self) -> dict[str, int]:
+        """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
+        return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
     def get_state(self) -> dict[str, Any]:
         return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()},

@@ -7,13 +7,19 @@
 - **Lexical judge** (a stand-in, not a judge): "yes" when the response holds every content word of
   the gold answer (stemmed alike), or, for an abstention item, when the response says it does not
   know. It cannot accept a paraphrase, and it accepts a sentence that merely contains the words.
+- **Phrase judge** for scenarios (a stand-in, not a judge): "yes" when the answer holds every
+  required phrase of the question's criterion and no forbidden one (``memstream.eval.criteria``);
+  it ignores the written criterion and the memory a model judge reads. A non-answer fails (a
+  question always requires a phrase); so does a right answer that names the value it rejects.
+  The scenario answer prompt keeps the extractive answerer's marks, so that answerer reads the
+  memory and the session's history as one context.
 """
 
 from __future__ import annotations
 
 import re
 
-from memstream.eval import prompts
+from memstream.eval import criteria, prompts
 from memstream.eval.scoring import content_tokens
 from memstream.models import Message, prompt_of, register_rules
 
@@ -52,4 +58,22 @@ def judge_lexically(messages: list[Message]) -> str:
     return "yes" if needed and needed <= set(content_tokens(response)) else "no"
 
 
-register_rules({prompts.ANSWER_PURPOSE: answer_extractively, prompts.JUDGE_PURPOSE: judge_lexically})
+def judge_by_phrases(messages: list[Message]) -> str:
+    lines = prompt_of(messages).split("\n")
+    required = _after(lines, prompts.REQUIRED_MARK)
+    forbidden = _after(lines, prompts.FORBIDDEN_MARK, start=required[1])
+    answer = _after(lines, prompts.ANSWER_MARK, start=forbidden[1])
+    need = criteria.parse(required[0])
+    return "yes" if need and criteria.holds(answer[0], need, criteria.parse(forbidden[0])) else "no"
+
+
+def _after(lines: list[str], mark: str, start: int = 0) -> tuple[str, int]:
+    """The rest of the first line from ``start`` that begins with ``mark``, and the index after it."""
+    for i in range(start, len(lines)):
+        if lines[i].startswith(mark):
+            return lines[i][len(mark):].strip(), i + 1
+    return "", len(lines)
+
+
+register_rules({prompts.ANSWER_PURPOSE: answer_extractively, prompts.JUDGE_PURPOSE: judge_lexically,
+                prompts.SCENARIO_ANSWER_PURPOSE: answer_extractively, prompts.SCENARIO_JUDGE_PURPOSE: judge_by_phrases})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memstream.models import Message, register_answer_tokens
+from memstream.models import Message, one_line, register_answer_tokens
 
 VERSION = 1
 ANSWER_PURPOSE = "eval-answer"
@@ -74,3 +74,43 @@ GOLD_LABELS = ("Correct Answer:", "Rubric:", "Explanation:")
 def judge_messages(category: str, question: str, answer: str, response: str, *, abstention: bool) -> list[Message]:
     template = _ABSTENTION if abstention else TEMPLATES.get(category, _PLAIN)
     return [{"role": "user", "content": template.format(question=question, answer=answer, response=response)}]
+
+
+# -- scenario evals (``memstream.eval.scenarios``) ------------------------------------------------------
+
+SCENARIO_ANSWER_PURPOSE = "scenario-answer"
+SCENARIO_JUDGE_PURPOSE = "scenario-judge"
+register_answer_tokens({SCENARIO_ANSWER_PURPOSE: 200, SCENARIO_JUDGE_PURPOSE: 8})
+#: Where this session's history sits in the scenario answer prompt (between the memory and the question).
+HISTORY_MARK = "THIS CONVERSATION SO FAR:"
+#: The judge prompt's lines the offline judge reads back, in the order they come.
+REQUIRED_MARK = "Required phrases (each must appear; a list means any one of them):"
+FORBIDDEN_MARK = "Forbidden phrases (none may appear):"
+ANSWER_MARK = "The assistant's answer:"
+MEMORY_MARK = "The memory the assistant answered from:"
+
+
+def scenario_answer_messages(memory: str, history: list[str], question: str, now: datetime) -> list[Message]:
+    """The user's question to an agent that has its memory and this session's conversation, nothing else."""
+    system = ("You are an assistant that remembers its user across conversations: your memory is below, with "
+              "the conversation so far. Answer the user's question in a short phrase, with names, numbers and "
+              "dates as they were given. If neither says, answer \"I don't know\".")
+    said = "\n".join(one_line(x) for x in history) or "(this conversation has just begun)"
+    user = (f"{CONTEXT_MARK}\n{memory or '(nothing)'}\n\n{HISTORY_MARK}\n{said}\n\n"
+            f"The date now is {now:%d %B %Y}.\n{QUESTION_MARK} {one_line(question)}\nShort answer:")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def scenario_judge_messages(question: str, criterion: str, required: str, forbidden: str, answer: str,
+                            memory: str) -> list[Message]:
+    """The judge reads the written criterion (and its phrases), the answer and the memory it came from.
+    ``required`` and ``forbidden`` are the phrases as one line each (``criteria.render``)."""
+    text = ("I will give you a question a user asked an assistant that has a memory of earlier conversations, "
+            "the criterion a right answer meets, the assistant's answer, and the memory it answered from. Answer "
+            "yes if the answer meets the criterion, no otherwise. An answer that says it does not know fails; an "
+            "answer that states something the criterion rules out (a stale value, another project's detail) "
+            "fails even if it also states the right thing.\n\n"
+            f"Question: {one_line(question)}\nCriterion: {one_line(criterion)}\n{REQUIRED_MARK} {required}\n"
+            f"{FORBIDDEN_MARK} {forbidden}\n{ANSWER_MARK} {one_line(answer)}\n\n{MEMORY_MARK}\n{memory or '(nothing)'}"
+            "\n\nDoes the answer meet the criterion? Answer yes or no only.")
+    return [{"role": "user", "content": text}]

@@ -55,3 +55,35 @@ def designs_table(rows: Sequence[dict[str, Any]]) -> str:
     if head.get("skipped"):
         lines.append("skipped: " + "; ".join(f"{v} {k}" for k, v in head["skipped"].items()))
     return "\n".join(lines)
+
+
+def scenarios_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Scenarios and designs as rows: facts matched (over every turn, at the end, lost), questions passed by
+    kind, the design's cost per turn, what it counts of its upkeep, and the context tokens a question got."""
+    if not rows:
+        return "(no results)"
+    head = rows[0]
+    lines = [f"scenario evals at {head['budget']} tokens, answer {head['answer_model']}, judge {head['judge']}, "
+             f"embedder {head['embedder']}",
+             f"{'scenario':<19}{'design':<15}{'turns':>6}{'matched':>8}{'at end':>7}{'lost':>5}{'depend.':>9}"
+             f"{'corrupt.':>9}{'calls/t':>8}{'tok/t':>7}{'ms/t':>7}{'compact':>8}{'dropped':>8}{'ctx tok':>8}"]
+
+    def passed(x: dict[str, Any]) -> str:
+        return f"{x['passed']}/{x['n']}"
+
+    def count(x: int | None) -> str:
+        return "-" if x is None else str(x)
+
+    for r in rows:
+        c = r["cost_per_turn"]
+        lines.append(f"{r['scenario'][:18]:<19}{r['design']:<15}{r['turns']:>6}{r['matched']:>8.3f}"
+                     f"{r['matched_at_end']:>7.2f}{r['lost']:>5}{passed(r['memory_dependent']):>9}"
+                     f"{passed(r['memory_corruptible']):>9}{c['calls']:>8.2f}{c['tokens']:>7.0f}"
+                     f"{c['seconds'] * 1000:>7.1f}{count(r['compactions']):>8}{count(r['dropped_edits']):>8}"
+                     f"{r['context_tokens']:>8.0f}")
+    lost = [(r["scenario"], r["design"], f["fact"], f["lost_at"]) for r in rows for f in r["per_fact"] if f["lost_at"]]
+    if lost:
+        lines.append("facts lost (scenario, design: fact at turn): " + "; ".join(
+            f"{s}, {d}: {f} at {t}" for s, d, f, t in lost[:12]) + (f"; ... {len(lost) - 12} more" if len(lost) > 12
+                                                                        else ""))
+    return "\n".join(lines)

@@ -501,3 +501,12 @@ def test_what_the_recorded_model_did_is_caught_where_it_goes_wrong() -> None:
     (compacted,) = report["compaction"]
     assert compacted["compaction"]["merged"] is False and len(report["compacted_file"]) <= 600
     assert "- [user] Maya is a data engineer in Lisbon." in report["compacted_file"]
+
+
+def test_the_counters_carry_the_names_the_reports_read() -> None:
+    from memstream.designs import COMPACTIONS, DROPPED_EDITS
+
+    design = make_design("profile", compact_at=700, compact_to=600, cap_chars=1000)
+    _fill(design, {"projects": [f"- Project {i}: a longer description of what the project number {i} was." for i in range(9)]})
+    design.write("ann", [said("I am working on a piano.")], chat=OfflineChatModel())
+    assert design.counters()[COMPACTIONS] == 1 and design.counters()[DROPPED_EDITS] == 0

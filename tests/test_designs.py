@@ -36,8 +36,9 @@ TOPICS = ["painting", "adoption agency", "camping trip", "pottery class", "chari
 
 
 def turns(n: int, session: str = "S1", start: int = 0) -> list[Entry]:
+    """Statements a selective memory keeps too (the profile's selection rule: durable, said of oneself)."""
     speakers = ("Ann", "Bob")
-    return [entry(text=f"{speakers[i % 2]}: I told you about the {TOPICS[i % len(TOPICS)]} number {i}.",
+    return [entry(text=f"{speakers[i % 2]}: I love the {TOPICS[i % len(TOPICS)]} number {i}.",
                   at=T0 + timedelta(minutes=i), source=speakers[i % 2], session=session) for i in range(start, start + n)]
 
 
@@ -70,7 +71,7 @@ def test_every_design_keeps_to_its_budget_and_names_its_sources(name: str) -> No
 def test_owners_never_mix(name: str) -> None:
     design = build(name)
     written(design, turns(12), owner="ann")
-    written(design, [entry(text="Bob: my secret is the blue door.", at=T0, source="Bob")], owner="bob")
+    written(design, [entry(text="Bob: I have a secret, the blue door.", at=T0, source="Bob")], owner="bob")
     assert "blue door" not in design.context("ann", "what is the secret door?", T0 + timedelta(hours=1), 4000).text
     assert "blue door" in design.context("bob", "what is the secret door?", T0 + timedelta(hours=1), 4000).text
 
@@ -113,7 +114,9 @@ def test_a_summary_batch_the_model_cannot_answer_stays_pending() -> None:
 
 def test_the_stream_reflects_and_an_insight_cites_its_turns() -> None:
     design = StreamDesign(StreamDesign.Config(reflect_threshold=20), embedder=HashEmbedder(64))
-    ids = written(design, turns(40))
+    met = [entry(text=f"Ann: I met Ben Lee at the {TOPICS[i % len(TOPICS)]} number {i}.", at=T0 + timedelta(minutes=i),
+                 source="Ann") for i in range(40)]  # a pattern the offline reflection states (it invents none)
+    ids = written(design, met)
     assert design.reflections == 1
     insights = [m for m in design.stream.memories("ann") if m.kind == "reflection"]
     assert insights

@@ -25,6 +25,7 @@ from memstream.cli.common import (
     weight_flags,
     write_json,
 )
+from memstream.designs import DESIGNS
 from memstream.errors import MemstreamError
 from memstream.files import read_json
 
@@ -98,7 +99,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     model_flags(p, cache=False)
     d = p.add_argument_group("answers from memory designs (with --design; scenarios always)")
     d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
-                   "list or all (full, buffer-summary, vector, stream, tiered, letta, ...); full is always measured; "
+                   f"list or all ({', '.join(DESIGNS)}); full is always measured; "
                    "scenarios: default all")
     d.add_argument("--budget", help="context budgets in tokens (default 1000,2000,4000); scenarios: one budget "
                    "(default 1000)")

@@ -1,8 +1,9 @@
-"""Memory designs side by side: one interface (write, context, consolidate, state), five designs.
+"""Memory designs side by side: one interface (write, context, consolidate, state), six designs.
 
 ``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
-its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets).
+its reflection), ``tiered`` (pinned, summary, window and retrieved under per-tier budgets) and
+``profile`` (one structured file per owner and scope, read whole, edited after each turn, every version kept).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -14,6 +15,7 @@ from memstream.designs.entries import Entry, Record, entry
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
+from memstream.designs.profile import ProfileConfig, ProfileDesign, ProfileStore, blame
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
 from memstream.designs.retrievers import (
     NEEDS_IMPORTANCE,
@@ -35,8 +37,8 @@ from memstream.designs.vector import VectorDesign
 __all__ = [
     "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS",
     "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext",
-    "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "Record", "RetrievalWeights", "Signals",
-    "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "bm25_index", "bm25_scores",
-    "check_budget", "check_retriever", "design_names", "entry", "load_state", "make_design", "save_state", "score",
-    "tokenize",
+    "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "ProfileConfig", "ProfileDesign",
+    "ProfileStore", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
+    "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_budget", "check_retriever",
+    "design_names", "entry", "load_state", "make_design", "save_state", "score", "tokenize",
 ]

@@ -24,6 +24,7 @@ TITLES = {
     "retrieved": "Retrieved memories",
     "window": "Recent conversation",
     "history": "Conversation history",
+    "profile": "Profile file (read whole)",
 }
 
 

@@ -10,6 +10,7 @@ from memstream.designs.base import MemoryDesign
 from memstream.designs.buffer import BufferSummary
 from memstream.designs.full import FullContext
 from memstream.designs.letta import LettaDesign
+from memstream.designs.profile import ProfileDesign
 from memstream.designs.stream import StreamDesign
 from memstream.designs.tiered import TieredDesign
 from memstream.designs.vector import VectorDesign
@@ -18,7 +19,8 @@ from memstream.files import problem
 from memstream.models import Embedder
 
 DESIGNS: dict[str, type[MemoryDesign]] = {d.name: d for d in (FullContext, BufferSummary, VectorDesign,
-                                                               StreamDesign, TieredDesign, LettaDesign)}
+                                                               StreamDesign, TieredDesign, LettaDesign,
+                                                               ProfileDesign)}
 #: Designs that rank records for the query (their assembly time is a benchmark target).
 RETRIEVAL_DESIGNS = ("vector", "stream", "tiered")
 

@@ -1,0 +1,29 @@
+"""The ``profile`` design: one structured file per owner and scope, edited by a model, every version kept.
+
+Its parts, one idea each: the file and its edits (``text``), compaction's rules (``compact``), the
+versions and the update lock (``store``), a line's life across versions (``blame``), the update of one
+turn (``update``) and the design itself (``design``); its prompts, parsers and offline rules.
+"""
+
+from memstream.designs.profile import offline as _offline_rules  # noqa: F401 - registers the profile's rules
+from memstream.designs.profile.blame import Life, blame, lives
+from memstream.designs.profile.config import ProfileConfig
+from memstream.designs.profile.design import ProfileDesign
+from memstream.designs.profile.store import ProfileStore, Version
+from memstream.designs.profile.text import (
+    CAP_CHARS,
+    COMPACT_AT,
+    COMPACT_TO,
+    DEFAULT_SECTIONS,
+    Add,
+    EditRejected,
+    Edits,
+    Replace,
+    apply_edit,
+    skeleton,
+)
+from memstream.designs.profile.update import Counters
+
+__all__ = ["CAP_CHARS", "COMPACT_AT", "COMPACT_TO", "DEFAULT_SECTIONS", "Add", "Counters", "EditRejected", "Edits",
+           "Life", "ProfileConfig", "ProfileDesign", "ProfileStore", "Replace", "Version", "apply_edit", "blame",
+           "lives", "skeleton"]

@@ -1,0 +1,117 @@
+"""``profile``: one structured file per owner and scope, read whole on every request, edited after each turn.
+
+The design of a production agent's memory (and of ChatGPT's and Claude's memory profiles, CLAUDE.md
+files): a small file always in the prompt instead of retrieval at read time. After each turn (a
+``write_stage`` call; a long one in chunks of ``turn_entries``), in the background, a summariser and an
+updater turn what happened into edit operations on the file, a safety check (``memstream.trust``)
+passes every new text, compaction keeps the file near 6,000 characters in a strict keep order and
+an 8,000-character cap refuses anything longer (:mod:`memstream.designs.profile.update`). Every
+version is kept (:mod:`memstream.designs.profile.store`), so ``memstream profile blame`` can say
+when a line disappeared and which edit removed it.
+
+The context is the whole file; under a budget too small for it, its lines are kept in the same keep
+order as compaction's (the cut counted). Its provenance is, for each line, the turn whose update
+added it. :meth:`ProfileDesign.counters` says what the updates did (compactions, dropped edits ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from memstream.designs.base import MemoryDesign, check_budget
+from memstream.designs.context import Context, Line, block, fit_best, room_for
+from memstream.designs.entries import Entry
+from memstream.designs.log import RecordLog
+from memstream.designs.profile.blame import Life, lives
+from memstream.designs.profile.config import ProfileConfig
+from memstream.designs.profile.store import ProfileStore, Version
+from memstream.designs.profile.text import HEADING, priority, skeleton
+from memstream.designs.profile.update import Counters, update_stage
+from memstream.models import Stage, count_tokens
+from memstream.stream import normalise_owner
+
+TIER = "profile"
+
+
+class ProfileDesign(MemoryDesign):
+    name = "profile"
+    Config = ProfileConfig
+
+    def __init__(self, config: ProfileConfig | None = None) -> None:
+        super().__init__(config)
+        self.store = ProfileStore(self.config.path or ":memory:")
+        self.log = RecordLog()
+        self.stats = Counters()
+        self._lives: dict[str, tuple[int, list[Life]]] = {}
+
+    def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
+        records = self.log.append(owner, entries)
+        step = self.config.turn_entries
+        for start in range(0, len(entries), step):
+            ids = [r.id for r in records[start:start + step]]
+            yield from update_stage(self.store, normalise_owner(owner), entries[start:start + step], ids,
+                                    self.config, self.stats)
+        return [r.id for r in records]
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
+        check_budget(budget_tokens)
+        owner = normalise_owner(owner)
+        versions = self.versions(owner)
+        if not versions:
+            return Context([], budget_tokens)
+        turns = {v.n: v.turns for v in versions}
+        section = ""
+        lines = []
+        for position, life in enumerate(self._current(owner, versions)):
+            heading = life.text.startswith(HEADING)  # the skeleton's: no turn's, and shown first
+            section = life.text[len(HEADING):] if heading else section
+            rank, ids = (-1, ()) if heading else (priority(section, life.text), turns[life.added])
+            lines.append((rank, Line(life.text, count_tokens(life.text), ids, float(position))))
+        ranked = [line for _, line in sorted(lines, key=lambda x: (x[0], x[1].order))]
+        kept = fit_best(ranked, room_for(TIER, budget_tokens)).kept
+        made = block(TIER, sorted(kept, key=lambda x: x.order))
+        cut_tokens = sum(x.tokens for x in ranked) - sum(x.tokens for x in kept)  # every line is wanted
+        return Context([made] if made else [], budget_tokens, len(ranked) - len(kept), cut_tokens)
+
+    def _current(self, owner: str, versions: list[Version]) -> list[Life]:
+        """The current file's lines (headings included) with the version each came from, made once per version."""
+        cached = self._lives.get(owner)
+        if cached is None or cached[0] != versions[-1].n:
+            cached = self._lives[owner] = (versions[-1].n, lives(versions)[0])
+        return cached[1]
+
+    # -- what a library user or the scenario eval reads -------------------------------------------
+
+    def file(self, owner: str) -> str:
+        """``owner``'s file as it stands (the empty skeleton before the first update)."""
+        latest = self.store.latest(normalise_owner(owner), self.config.scope)
+        return latest.text if latest else skeleton(self.config.sections)
+
+    def versions(self, owner: str) -> list[Version]:
+        return self.store.versions(normalise_owner(owner), self.config.scope)
+
+    def counters(self) -> dict[str, int]:
+        """What the updates did, over every owner: ``updates`` (turns), ``versions`` written,
+        ``edits_applied``, ``edits_rejected`` (anchor matched 0 or 2+ times, skeleton broken; retried),
+        ``retries``, ``dropped_edits`` (never reached the file), ``blocked`` (by the safety check),
+        ``check_failed`` (the check could not run: write skipped), ``compactions``, ``compactions_short``
+        (short of the target: the turn's edits dropped), ``compacted_lines`` (dropped by compaction),
+        ``refused_cap`` and ``failures`` (lost answers, lock time-outs, conflicts)."""
+        return self.stats.to_dict()
+
+    # -- state ------------------------------------------------------------------------------------
+
+    def get_state(self) -> dict[str, Any]:
+        """The record log, the counters and, for a file kept in memory, every version (a file on disk
+        keeps its own; its path is in the settings)."""
+        return {"log": self.log.get_state(), "counters": self.stats.to_dict(),
+                "versions": [] if self.config.path else self.store.get_state()}
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        self.log.set_state(state["log"])
+        self.stats = Counters(**state["counters"])
+        if not self.config.path:
+            self.store.set_state(state["versions"])
+        self._lives.clear()

@@ -1,0 +1,210 @@
+"""Every version of every profile file, append-only in SQLite, and the lock that serialises updates.
+
+One row per version, per owner and scope: the whole file, the edit that made it (the operations applied,
+or a compaction), when (the turn's time and the wall clock) and the record ids of the turn it came from.
+Rows are never updated or deleted (triggers refuse it, as the stream's do), so ``blame`` can always say
+when a line disappeared and which edit removed it.
+
+Updates of one owner and scope are serialised across processes by a lease row in the same file
+(``locks``): taken in a write transaction, held while the model is asked, released after the version is
+written; a lease left by a process that died expires. A version's number is unique per owner and
+scope, so even a writer whose lease expired under it cannot interleave: its append fails and is
+counted, and nothing committed is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memstream.errors import MemstreamError
+from memstream.stream import read_only_media
+
+FORMAT = "memstream-profile/1"
+BUSY_TIMEOUT_S = 30.0
+#: A lease outlives any one update (two model calls, three retries); a dead holder's expires after it.
+LEASE_S = 300.0
+#: How long an update waits for another process's lease before it gives up (counted, swallowed).
+WAIT_S = 120.0
+POLL_S = 0.05
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS versions (
+  id INTEGER PRIMARY KEY, owner TEXT NOT NULL, scope TEXT NOT NULL, n INTEGER NOT NULL,
+  text TEXT NOT NULL, edit TEXT NOT NULL, at TEXT NOT NULL, made_s REAL NOT NULL, turns TEXT NOT NULL,
+  UNIQUE (owner, scope, n));
+CREATE TABLE IF NOT EXISTS locks (
+  owner TEXT NOT NULL, scope TEXT NOT NULL, holder TEXT NOT NULL, expires_s REAL NOT NULL,
+  PRIMARY KEY (owner, scope));
+CREATE TRIGGER IF NOT EXISTS versions_append_only_update BEFORE UPDATE ON versions
+  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS versions_append_only_delete BEFORE DELETE ON versions
+  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
+"""
+_COLUMNS = "n, text, edit, at, made_s, turns"
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of a file: its number (1 is the first), its text, the edit that made it, when, and
+    the record ids of the turn it came from."""
+
+    n: int
+    text: str
+    edit: dict[str, Any]
+    at: str
+    made_s: float
+    turns: tuple[int, ...]
+
+    @classmethod
+    def of_row(cls, row: tuple[Any, ...]) -> Version:
+        return cls(int(row[0]), row[1], json.loads(row[2]), row[3], float(row[4]), tuple(json.loads(row[5])))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "text": self.text, "edit": self.edit, "at": self.at, "made_s": self.made_s,
+                "turns": list(self.turns)}
+
+
+class Conflict(MemstreamError):
+    """Another writer appended this version number first (a lease that expired under a slow update)."""
+
+
+class LockTimeout(MemstreamError):
+    """Another process held the file's lease for longer than an update waits."""
+
+
+class ProfileStore:
+    """The SQLite file of profile versions (``:memory:`` for one process's own)."""
+
+    def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
+        self.path = str(path)
+        self.readonly = readonly
+        in_memory = self.path == ":memory:"
+        if not in_memory:
+            _check_path(Path(self.path), create=not readonly)
+        try:
+            self.db = _connect(Path(self.path)) if readonly and not in_memory else sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if "meta" in tables else None
+        except sqlite3.DatabaseError as e:
+            raise MemstreamError(f"{self.path} is not a memstream profile file ({e})") from None
+        if tables and (fmt is None or fmt[0] != FORMAT):
+            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream profile file; use another name")
+        if readonly:
+            if not tables:
+                raise MemstreamError(f"{self.path} holds no profile yet; a profile design writes one")
+            return
+        if not in_memory:
+            self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.executescript(_SCHEMA)
+        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def latest(self, owner: str, scope: str) -> Version | None:
+        row = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? ORDER BY n DESC LIMIT 1",
+                              (owner, scope)).fetchone()
+        return Version.of_row(row) if row else None
+
+    def versions(self, owner: str, scope: str) -> list[Version]:
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? ORDER BY n",
+                               (owner, scope))
+        return [Version.of_row(r) for r in rows]
+
+    def files(self) -> list[tuple[str, str]]:
+        """Every (owner, scope) with a version."""
+        return [(o, s) for o, s in self.db.execute("SELECT DISTINCT owner, scope FROM versions ORDER BY owner, scope")]
+
+    # -- writing --------------------------------------------------------------------------------
+
+    def append(self, owner: str, scope: str, base: int, text: str, edit: dict[str, Any], at: str,
+               turns: Sequence[int]) -> Version:
+        """Write version ``base + 1``; :class:`Conflict` if another writer wrote it first."""
+        version = Version(base + 1, text, edit, at, time.time(), tuple(turns))
+        try:
+            self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
+                            "VALUES (?,?,?,?,?,?,?,?)", (owner, scope, version.n, text, json.dumps(edit), at,
+                                                         version.made_s, json.dumps(list(turns))))
+        except sqlite3.IntegrityError:
+            raise Conflict(f"version {version.n} of {owner}/{scope} was written by another process first") from None
+        return version
+
+    @contextmanager
+    def lock(self, owner: str, scope: str, *, wait_s: float = WAIT_S, lease_s: float = LEASE_S) -> Iterator[None]:
+        """Hold ``owner``/``scope``'s lease for the block: other processes updating it wait."""
+        holder = f"{os.getpid()}:{uuid.uuid4().hex}"
+        deadline = time.monotonic() + wait_s
+        while not self._take(owner, scope, holder, lease_s):
+            if time.monotonic() > deadline:
+                raise LockTimeout(f"{owner}/{scope} in {self.path} stayed locked by another process for {wait_s:g} s")
+            time.sleep(POLL_S)
+        try:
+            yield
+        finally:
+            self.db.execute("DELETE FROM locks WHERE owner=? AND scope=? AND holder=?", (owner, scope, holder))
+
+    def _take(self, owner: str, scope: str, holder: str, lease_s: float) -> bool:
+        now = time.time()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self.db.execute("SELECT expires_s FROM locks WHERE owner=? AND scope=?", (owner, scope)).fetchone()
+            free = row is None or row[0] < now
+            if free:
+                self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
+        finally:
+            self.db.execute("COMMIT")
+        return free
+
+    # -- state (a design's JSON) ----------------------------------------------------------------
+
+    def get_state(self) -> list[dict[str, Any]]:
+        return [{"owner": o, "scope": s, **v.to_dict()} for o, s in self.files() for v in self.versions(o, s)]
+
+    def set_state(self, rows: list[dict[str, Any]]) -> None:
+        with self._transaction():
+            for r in rows:
+                self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
+                                "VALUES (?,?,?,?,?,?,?,?)", (r["owner"], r["scope"], int(r["n"]), r["text"],
+                                                             json.dumps(r["edit"]), r["at"], float(r["made_s"]),
+                                                             json.dumps(r["turns"])))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+
+def _check_path(path: Path, create: bool) -> None:
+    if path.is_dir():
+        raise MemstreamError(f"{path} is a directory, not a profile file")
+    if not path.exists():
+        if not create:
+            raise MemstreamError(f"no profile file at {path}; a profile design writes one (its path setting)")
+        if not path.parent.is_dir():
+            raise MemstreamError(f"no folder {path.parent}; create it first, or choose another path")
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    """A read-only connection (``mode=ro``; ``immutable=1`` where nothing can write the file)."""
+    uri = path.resolve().as_uri()
+    mode = "immutable=1" if read_only_media(path) else "mode=ro"
+    return sqlite3.connect(f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False,
+                           timeout=BUSY_TIMEOUT_S)

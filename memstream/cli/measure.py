@@ -15,6 +15,7 @@ from memstream.cli.common import (
     check_image_output,
     check_json_output,
     cutoff_flag,
+    gate_flag,
     json_flag,
     model_flags,
     output_flag,
@@ -99,6 +100,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     d.add_argument("--window", type=positive_int, default=128_000,
                    help="the answer model's context window in tokens (default 128000)")
     d.add_argument("--limit", type=positive_int, help="at most this many questions (a slice, in file order)")
+    gate_flag(d, default="off", what="every design's writes")
     d.add_argument("--state", metavar="DIR", help="keep each design's state per conversation here, and read it back "
                    "instead of writing the conversation again")
 
@@ -208,6 +210,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
     from memstream.plots import designs, save
     from memstream.stream import Weights
+    from memstream.trust import make_checker
 
     names = design_names(args.design)
     budgets = _budgets(args.budget)
@@ -237,8 +240,10 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
     settings = {"stream": {"weights": Weights(**stream, decay=args.decay)},
                 "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
+    make_checker(args.gate, runner=models.design, model=model)  # a bad --gate fails here, before any write
     rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
-                            state_dir=Path(args.state) if args.state else None)
+                            state_dir=Path(args.state) if args.state else None,
+                            gate=lambda: make_checker(args.gate, runner=models.design, model=model))
     if json_out != STDOUT:
         print(designs_table(rows))
     write_json(json_out, rows)

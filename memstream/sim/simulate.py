@@ -15,11 +15,12 @@ from datetime import timedelta
 from tqdm import tqdm
 
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
-from memstream.sim.config import RunResult
+from memstream.sim.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.engine import Simulation
 from memstream.sim.metrics import model_calls, run_metrics
 from memstream.sim.rundir import Checkpoint, RunDir
 from memstream.sim.stop import Stop
+from memstream.trust import Checker, judge_name
 
 
 def simulate(run: RunDir, point: Checkpoint | None, *, progress: bool = True,
@@ -42,7 +43,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
-                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step))
+                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step),
+                     checker=run_checker(config, chat))
     wall_before = 0.0
     if not state:
         sim.seed_memories()
@@ -84,6 +86,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     wall = wall_before + time.perf_counter() - started
     if not stop.requested:
         _checkpoint(run, sim, chat, wall)
+    else:
+        run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     metrics = run_metrics(config, sim, chat, embedder, wall, stop.why)
     run.write_metrics(metrics)
     events.close()
@@ -92,10 +96,20 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 
 
+def run_checker(config: RunConfig, chat: ChatModel) -> Checker:
+    """The run's write gate and critic: its own model's, asked in the step's batches, the offline rules, or none."""
+    if config.gate == GATE_OFF:
+        return Checker.off()
+    if config.gate == GATE_OFFLINE:
+        return Checker.offline(critic=config.critic)
+    return Checker(by=judge_name(chat), critic=config.critic)
+
+
 def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
-    """The event log written, then a checkpoint at the end of the step under way (the stream writes what it
-    holds before it is copied)."""
+    """The event log and the log of what was kept out written, then a checkpoint at the end of the step under
+    way (the stream writes what it holds before it is copied)."""
     sim.events.flush()
+    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
                                                  "wall_s": wall_s}, sim.stream.backup)

@@ -44,3 +44,7 @@ class Audit:
     def to_dict(self) -> dict[str, Any]:
         return {"counts": {k: self.counts.get(k, 0) for k in (CHECKED, BLOCKED, FAILED, REJECTED)},
                 "blocked": [b.to_dict() for b in self.blocked]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Audit:
+        return cls([Blocked(**b) for b in d["blocked"]], Counter(d["counts"]))

@@ -71,9 +71,11 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                      default="evidence_verbatim")
     output_flag(des, required=True, help="the plot file, .png or .svg")
 
-    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever")
-    p.add_argument("dataset", choices=["locomo", "longmemeval"])
-    p.add_argument("path", help="the benchmark's JSON file, in its original schema")
+    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; or a memory's "
+                       "defences against an attack set (eval attacks --design D --gate G)")
+    p.add_argument("dataset", choices=["locomo", "longmemeval", "attacks"])
+    p.add_argument("path", nargs="?", help="the benchmark's JSON file, in its original schema (attacks: an attack "
+                   "set in JSONL, default the bundled one)")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
                    help="LongMemEval: a memory per session or per round (default session; with --design "
                         "always round: the designs are written turn by turn)")
@@ -92,9 +94,9 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     d = p.add_argument_group("answers from memory designs (with --design)")
     d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
                    "list or all (full, buffer-summary, vector, stream, tiered); full is always measured")
-    d.add_argument("--budget", default="1000,2000,4000", help="context budgets in tokens (default 1000,2000,4000)")
-    d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
-                   "openai:MODEL")
+    d.add_argument("--budget", help="context budgets in tokens (default 1000,2000,4000; attacks: one, default 2000)")
+    d.add_argument("--answer", help="the answer model: offline (the extractive stand-in, the default) or "
+                   "openai:MODEL (attacks: with one, whether each probe's answer obeys the attack)")
     d.add_argument("--judge", default="offline", help="score each answer with this model (offline: the lexical "
                    "stand-in, or openai:MODEL)")
     d.add_argument("--window", type=positive_int, default=128_000,
@@ -165,6 +167,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import recall, save
 
+    if args.dataset == "attacks":
+        return cmd_eval_attacks(args)
+    if not args.path:
+        raise MemstreamError(f"eval {args.dataset} needs the benchmark's JSON file: memstream eval {args.dataset} FILE")
     if args.design:
         return cmd_eval_designs(args)
     ks = args.k
@@ -213,7 +219,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     from memstream.trust import make_checker
 
     names = design_names(args.design)
-    budgets = _budgets(args.budget)
+    budgets = _budgets(args.budget or "1000,2000,4000")
     tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
     if not 0 < args.decay <= 1:
         raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
@@ -236,7 +242,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
         return CachedChatModel(chat, cache)
 
     embedder = CachedEmbedder(make_embedder(args.embedder))  # the designs embed the same texts: once
-    models = Models(model(args.llm), model(args.answer), model(args.judge), embedder)
+    models = Models(model(args.llm), model(args.answer or "offline"), model(args.judge), embedder)
     stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
     settings = {"stream": {"weights": Weights(**stream, decay=args.decay)},
                 "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
@@ -250,4 +256,43 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     if plot:
         said = f"wrote {save(designs(rows), plot)}"
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
+    return 0
+
+
+def cmd_eval_attacks(args: argparse.Namespace) -> int:
+    """``memstream eval attacks --design D --gate G``: what each design's gate kept out of an attack set, and
+    what still reached a context (and, with --answer, was obeyed)."""
+    from memstream.designs import design_names
+    from memstream.eval import attacks_table, evaluate_attacks, load_attacks
+    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+    from memstream.trust import make_checker
+
+    if not args.design:
+        raise MemstreamError("eval attacks needs --design: a name, a comma list or all")
+    names = design_names(args.design)
+    budgets = _budgets(args.budget or "2000")
+    if len(budgets) > 1:
+        raise MemstreamError(f"eval attacks takes one --budget, got {args.budget!r}; e.g. --budget 2000")
+    json_out = check_json_output(args.json, [args.path] if args.path else [])
+    attacks = load_attacks(Path(args.path) if args.path else None)
+    if args.limit:
+        attacks = attacks[:args.limit]
+    cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
+
+    def model(spec: str | None):  # noqa: ANN202 - a ChatModel, imported lazily
+        chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
+        if chat.name.startswith("offline"):
+            return chat
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        return CachedChatModel(chat, cache)
+
+    chat = model(args.llm)
+    answer = model(args.answer) if args.answer else None
+    make_checker(args.gate, runner=chat, model=model)  # a bad --gate fails here, before anything is written
+    results = evaluate_attacks(attacks, names, chat=chat, answer=answer, budget=budgets[0],
+                               embedder=CachedEmbedder(make_embedder(args.embedder)),
+                               gate=lambda: make_checker(args.gate, runner=chat, model=model))
+    if json_out != STDOUT:
+        print(attacks_table(results))
+    write_json(json_out, results)
     return 0

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
@@ -11,6 +12,10 @@ from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.stream import MemoryStream
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
+
+# Tests answer from scripted servers that count requests: the structured-output probe
+# (memstream.models.probe) stays off unless a test asks for it, whatever the shell exports.
+os.environ["MEMSTREAM_STRUCTURED"] = "json_schema"
 
 
 def hours(h: float) -> datetime:

@@ -43,6 +43,10 @@ class Completion:
     cached: bool = False
     attempts: int = 1  # requests sent for this answer (retries included); 0 if it came from a cache
     truncated: bool = False  # the model stopped at the answer's bound (finish_reason "length")
+    #: Prompt tokens the server served from its prefix cache, when it says so (vLLM and OpenAI:
+    #: ``usage.prompt_tokens_details.cached_tokens``; llama.cpp's server: ``timings.cache_n``);
+    #: None when it does not.
+    prefix_cached_tokens: int | None = None
 
 
 @dataclass
@@ -72,6 +76,15 @@ class PurposeUsage:
     received: int = 0  # answers that came back from the model (not from the call cache)
     truncated: int = 0  # answers cut at their purpose's bound (models.bounds), read as damaged answers
     abandoned: int = 0  # requests the client gave up on at its timeout while the server went on generating
+    prefix_cached_tokens: int = 0  # prompt tokens the server served from its prefix cache ...
+    prefix_reported_tokens: int = 0  # ... out of the prompt tokens of answers whose server said so
+
+    @property
+    def prefix_cache_share(self) -> float | None:
+        """The share of prompt tokens served from the server's prefix cache (None: never reported)."""
+        if not self.prefix_reported_tokens:
+            return None
+        return round(self.prefix_cached_tokens / self.prefix_reported_tokens, 4)
 
     @property
     def lost(self) -> int:
@@ -116,6 +129,9 @@ class Usage:
             u.requests += completion.attempts
             u.received += 1
             u.truncated += int(completion.truncated)
+            if completion.prefix_cached_tokens is not None:
+                u.prefix_cached_tokens += min(completion.prefix_cached_tokens, completion.prompt_tokens)
+                u.prefix_reported_tokens += completion.prompt_tokens
 
     def record_failure(self, purpose: str, failure: Failure) -> None:
         """A call that got no answer still cost the requests sent for it."""
@@ -131,6 +147,15 @@ class Usage:
     @property
     def calls(self) -> int:
         return sum(u.calls for u in self.by_purpose.values())
+
+    def prefix_cache_share(self) -> dict[str, Any]:
+        """The share of prompt tokens the server served from its prefix cache: over all answers and per
+        purpose, counting only answers whose server reported it (None where none did)."""
+        cached = sum(u.prefix_cached_tokens for u in self.by_purpose.values())
+        reported = sum(u.prefix_reported_tokens for u in self.by_purpose.values())
+        return {"all": round(cached / reported, 4) if reported else None,
+                "by_purpose": {p: u.prefix_cache_share for p, u in sorted(self.by_purpose.items())
+                               if u.prefix_cache_share is not None}}
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
         return {p: asdict(u) for p, u in sorted(self.by_purpose.items())}

@@ -27,6 +27,16 @@ from memstream.models import endpoint
 from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 from memstream.models.bounds import answer_tokens, bounded_schema
 from memstream.models.parsing import ANSWER_SCHEMAS
+from memstream.models.probe import (
+    PROBE_MAX_TOKENS,
+    PROBE_MESSAGES,
+    PROBE_PURPOSE,
+    PROBE_SCHEMA,
+    STRUCTURED_MODES,
+    STRUCTURED_SETTINGS,
+    ProbeResult,
+    probe,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -189,12 +199,30 @@ def completion_of(response: Any, started: float) -> Completion:
                       prompt_tokens=tokens(field(usage, "prompt_tokens")),
                       completion_tokens=tokens(field(usage, "completion_tokens")),
                       latency_s=time.perf_counter() - started,
-                      truncated=field(choice, "finish_reason") == "length")
+                      truncated=field(choice, "finish_reason") == "length",
+                      prefix_cached_tokens=prefix_cached(response))
 
 
-#: How an answer's JSON schema is sent, most constraining first: OpenAI and vLLM take ``json_schema``;
-#: llama.cpp's server refuses it and takes a schema inside ``json_object``; ``plain`` sends none.
-STRUCTURED_MODES = ("json_schema", "json_object", "plain")
+def prefix_cached(response: Any) -> int | None:
+    """Prompt tokens the server says it served from its prefix cache, or None if it does not say:
+    ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, vLLM) or ``timings.cache_n`` (llama.cpp's
+    server). llama-cpp-python's server reports neither (its log prints prefix-match hits)."""
+    for holder, name in ((field(field(response, "usage"), "prompt_tokens_details"), "cached_tokens"),
+                         (field(response, "timings"), "cache_n")):
+        value = field(holder, name)
+        if value is not None and not isinstance(value, bool) and isinstance(value, int | float | str):
+            return tokens(value)
+    return None
+
+
+def response_format(mode: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """How an answer's JSON schema is sent in ``mode``: OpenAI and vLLM take ``json_schema``; llama.cpp's
+    servers refuse it and take a schema inside ``json_object``; ``plain`` sends none."""
+    if mode == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": re.sub(r"[^a-zA-Z0-9_-]", "_", name), "schema": schema}}
+    if mode == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
 
 
 class OpenAIChat(ChatModel):
@@ -205,7 +233,10 @@ class OpenAIChat(ChatModel):
     request bounds its answer's tokens by purpose (``max_tokens``: :mod:`memstream.models.bounds`); a
     server that refuses one form is asked in the next
     (``STRUCTURED_MODES``) and the form that worked is kept for the rest of the run
-    (``structured_mode``). Each request carries its purpose in an ``X-Memstream-Purpose`` header
+    (``structured_mode``). Which form to start from is chosen by measurement: at the first request
+    with a schema, a small probe asks the server in each form (:mod:`memstream.models.probe`;
+    ``structured_probe`` says what it found); ``MEMSTREAM_STRUCTURED`` forces one. Each request
+    carries its purpose in an ``X-Memstream-Purpose`` header
     (servers ignore it; a proxy or a test server can read it).
     """
 
@@ -231,9 +262,12 @@ class OpenAIChat(ChatModel):
         self.concurrency = int(setting(concurrency, "MEMSTREAM_CONCURRENCY", DEFAULT_CONCURRENCY,
                                        "the number of requests in flight (--concurrency)"))
         self.timeout = timeout
-        self.structured_mode = os.environ.get("MEMSTREAM_STRUCTURED", STRUCTURED_MODES[0])
-        if self.structured_mode not in STRUCTURED_MODES:
-            raise MemstreamError(f"MEMSTREAM_STRUCTURED={self.structured_mode!r}; use one of {STRUCTURED_MODES}")
+        chosen = os.environ.get("MEMSTREAM_STRUCTURED", "auto").strip() or "auto"
+        if chosen not in STRUCTURED_SETTINGS:
+            raise MemstreamError(f"MEMSTREAM_STRUCTURED={chosen!r}; use one of {', '.join(STRUCTURED_SETTINGS)}")
+        self.structured_mode = STRUCTURED_MODES[0] if chosen == "auto" else chosen
+        self.structured_probe: ProbeResult | None = None if chosen == "auto" else ProbeResult(
+            chosen=chosen, forced=True, why="MEMSTREAM_STRUCTURED")
         self._said_abandoned = False
         _client(base_url, api_key, timeout)  # a missing key is one clear error now, not at the first call
         self._settings = (base_url, api_key, timeout)
@@ -246,13 +280,32 @@ class OpenAIChat(ChatModel):
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
                    "max_tokens": answer_tokens(purpose), **params}
         schema = ANSWER_SCHEMAS.get(purpose)
-        schema = bounded_schema(schema) if schema is not None else None
-        if schema is not None and self.structured_mode == "json_schema":
-            name = re.sub(r"[^a-zA-Z0-9_-]", "_", purpose)
-            request["response_format"] = {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
-        elif schema is not None and self.structured_mode == "json_object":
-            request["response_format"] = {"type": "json_object", "schema": schema}
+        form = response_format(self.structured_mode, purpose, bounded_schema(schema)) if schema is not None else None
+        if form is not None:
+            request["response_format"] = form
         return request
+
+    def _probe_once(self, calls: list[Call]) -> None:
+        """Before the first batch that carries a schema, choose the form by asking the server once
+        in each (:func:`memstream.models.probe.probe`) and say what was chosen."""
+        if self.structured_probe is not None or not any(p in ANSWER_SCHEMAS for p, _ in calls):
+            return
+        client = _client(*self._settings)
+
+        def ask(mode: str) -> tuple[str, float]:
+            request: dict[str, Any] = {"model": self.model, "messages": PROBE_MESSAGES, "temperature": 0,
+                                       "max_tokens": PROBE_MAX_TOKENS,
+                                       "extra_headers": {"X-Memstream-Purpose": PROBE_PURPOSE}}
+            form = response_format(mode, PROBE_PURPOSE, PROBE_SCHEMA)
+            if form is not None:
+                request["response_format"] = form
+            start = time.perf_counter()
+            completion = completion_of(client.chat.completions.create(**request), start)
+            return completion.text, completion.latency_s
+
+        self.structured_probe = probe(ask, _refuses_format)
+        self.structured_mode = self.structured_probe.chosen
+        log.info("%s: structured output as %s (%s)", self.name, self.structured_mode, self.structured_probe.why)
 
     def _refused(self, mode: str, error: Exception) -> None:
         """The server refused ``mode``: step down to the next form (once per form, whoever noticed first)."""
@@ -286,6 +339,7 @@ class OpenAIChat(ChatModel):
         """
         if self.breaker.open:  # nothing is sent; a cache in front still answers what it holds
             raise EndpointFailingError(self.breaker.reason or "", partial=[Failure(0, "not sent")] * len(calls))
+        self._probe_once(calls)
         outcomes = run_coroutine(self._abatch(calls, params))
         failures = [o for o in outcomes if isinstance(o, Failure)]
         if self.breaker.open:

@@ -9,6 +9,11 @@ the parser (read from a damaged or plain answer), retried, and lost (fell back);
 insights per reflection, strokes per plan, conversations started, the longest activity.
 
     python benchmarks/real_model.py --llm openai:MODEL [--record tests/fixtures/real] [--json]
+    python benchmarks/real_model.py --llm openai:MODEL --party --out runs/party [--server-log FILE] [--json]
+
+``--party`` runs the shrunk party run instead (``benchmarks/party_run.py``: 4 agents, 12 simulated
+hours, Isabella whispered the party): does a local run get through, what each purpose cost, the
+prefix-cache share, and what emerged beside the offline rules.
 
 With ``--record DIR`` every call (purpose, messages, answer) is written to ``DIR/calls.jsonl`` and
 the simulation's call cache and config to ``DIR/run/``, so tests can replay a real model's answers.
@@ -234,7 +239,19 @@ def main() -> None:
     parser.add_argument("--reuse", metavar="DIR", help="with --record: answers of an earlier recording where it "
                         "holds the exact question, the live model for the rest")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--party", action="store_true", help="the shrunk party run (4 agents, 12 simulated hours)")
+    parser.add_argument("--out", metavar="DIR", help="with --party: the run directory (resumed if it is there)")
+    parser.add_argument("--server-log", metavar="FILE", help="with --party: llama-cpp-python's server log, for its "
+                        "prefix-cache share (that server does not put it in its responses)")
     args = parser.parse_args()
+    if args.party:
+        from party_run import party_report
+
+        out = Path(args.out or "runs/party")
+        result = party_report(out, args.llm, timeout=args.timeout,
+                              server_log=Path(args.server_log) if args.server_log else None)
+        print(json.dumps(result, indent=2, ensure_ascii=False))
+        return
     STRICT.update(_strict_models())
     live = Path(args.record) / "calls.live.jsonl" if args.record else None
     if live:

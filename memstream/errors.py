@@ -41,3 +41,15 @@ class CallsFailedError(MemstreamError):
     def __init__(self, message: str, partial: list) -> None:
         super().__init__(message)
         self.partial = partial
+
+
+class CallInterrupted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt, not a failure
+    """Ctrl-C or SIGTERM arrived while a model call was in flight: the call is abandoned at once.
+
+    A ``BaseException`` (as ``KeyboardInterrupt``), so no ``except Exception`` on the way up turns
+    it into a failed call that a fallback would answer. ``why`` is ``interrupted`` or ``terminated``.
+    """
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstream.cli import main
-from memstream.sim import RunConfig, RunDir, measures, start_run
+from memstream.sim import RunConfig, RunDir, fork_run, measures, start_run
 from memstream.sim.events import read_events
 
 TZ = timezone(timedelta(hours=-8))
@@ -144,6 +144,21 @@ def test_a_fork_of_the_same_settings_retraces_the_run_and_leaves_it_untouched(tm
     assert main(["run", "--fork", f"{whole}@2023-02-13T06:30:00-08:00", "--out", str(tmp_path / "x")]) == 2
     assert "fork points: 2023-02-13T06:00:00-08:00, 2023-02-13T07:00:00-08:00" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_a_forks_metrics_count_its_own_wall_time_and_steps(tmp_path: Path) -> None:
+    whole = small_run(tmp_path / "whole", hours=2)
+    point = whole / "checkpoint" / f"t{int(START.timestamp()) + 3600}" / "state.json"
+    state = json.loads(point.read_text())
+    state["wall_s"] = 1e6  # as if the source had taken a long time to get there
+    point.write_text(json.dumps(state))
+    fork_run(whole, tmp_path / "fork", at=START + timedelta(hours=1), hours=1, progress=False)
+    metrics = json.loads((tmp_path / "fork" / "metrics.json").read_text())
+    assert metrics["wall_s"] < 1e5 and metrics["agent_steps"] == 4 * 720
+    assert abs(metrics["agent_steps_per_s"] * metrics["wall_s"] - 4 * 360) < 0.1 * 4 * 360  # the fork's own hour
+    fork_run(tmp_path / "fork", tmp_path / "fork2", hours=0.5, progress=False)  # a fork of a fork: its own again
+    again = json.loads((tmp_path / "fork2" / "metrics.json").read_text())
+    assert again["wall_s"] < 1e5 and again["agent_steps"] == 4 * 900
 
 
 def test_the_valentine_scenario_whispers_its_set_up(tmp_path: Path) -> None:

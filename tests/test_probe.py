@@ -189,3 +189,29 @@ def test_a_run_reports_the_probe_and_the_cache_share(tmp_path, monkeypatch) -> N
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["structured_probe"]["chosen"] == "json_schema"
     assert metrics["prefix_cache_share"]["all"] == 0.5  # every answer: 5 of its 10 prompt tokens cached
+
+
+def test_a_command_says_which_answers_it_had_to_retry_or_do_without(tmp_path, monkeypatch, capsys) -> None:
+    from memstream.cli import main
+
+    with ScriptedServer([(200, "very important"), (200, "7"), (200, "no idea"), (200, "still no idea")]) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "k")
+        db = str(tmp_path / "s.db")
+        assert main(["add", db, "--agent", "A", "--text", "a fire in the kitchen", "--llm", "openai:m",
+                     "--embedder", "hash", "--at", "2023-02-13T08:00:00+00:00"]) == 0
+        assert "the model's answers retried with the problem named: importance 1" in capsys.readouterr().err
+        assert main(["add", db, "--agent", "A", "--text", "the kettle boils", "--llm", "openai:m",
+                     "--embedder", "hash", "--at", "2023-02-13T08:05:00+00:00"]) == 0
+        err = capsys.readouterr().err
+    assert "retried with the problem named: importance 1; unreadable twice: importance 1" in err
+
+
+def test_a_command_whose_answers_were_all_usable_says_nothing_of_them() -> None:
+    from memstream.cli.common import answers_note
+
+    usage = Usage()
+    usage.record("importance", Completion("7"))
+    assert answers_note(usage) is None
+    usage.count("importance", "partial")
+    assert answers_note(usage) == "the model's answers salvaged in part: importance 1"

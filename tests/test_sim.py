@@ -18,7 +18,7 @@ from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
 from memstream.sim import RunConfig, resume_run, start_run
-from memstream.sim.agent import Body, Conversation, Mind, Senses, Social
+from memstream.sim.agent import Body, Conversation, Mind, Places, Senses, Social
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
 from memstream.sim.objects import ObjectStates
@@ -271,11 +271,13 @@ _times = st.floats(min_value=0, max_value=4e9, allow_nan=False)
        mind=st.builds(Mind, activity=_names, block_activity=_names, next_react_s=_times, currently=st.text(max_size=30),
                       heard=st.lists(st.integers(1, 999), max_size=4)),
        social=st.builds(Social, cooldown=st.dictionaries(_names, _times, max_size=4), next_chat_s=_times),
+       places=st.builds(Places, known=st.dictionaries(_names, st.sampled_from(["been", "seen", "told"]), max_size=4)),
        conversation=st.builds(Conversation, a=_names, b=_names, turns=st.lists(st.tuples(_names, _names), max_size=3),
                               next_speaker=_names, place=_names, relationships=st.dictionaries(_names, _names, max_size=2)))
 @settings(max_examples=60, deadline=None)
-def test_a_component_state_goes_through_json_and_back_unchanged(body, senses, mind, social, conversation) -> None:
-    for part in (body, senses, mind, social, conversation):
+def test_a_component_state_goes_through_json_and_back_unchanged(body, senses, mind, social, places,
+                                                                conversation) -> None:
+    for part in (body, senses, mind, social, places, conversation):
         state = json.loads(json.dumps(part.get_state()))
         again = type(part).from_state(state) if isinstance(part, Conversation | Body) else type(part)()
         again.set_state(state)
@@ -285,7 +287,7 @@ def test_a_component_state_goes_through_json_and_back_unchanged(body, senses, mi
 def test_a_component_state_is_its_fields_not_a_hand_written_list() -> None:
     """Every field of a component is in its state (under its name or its checkpoint key), and
     nothing else: a field added to a component is checkpointed with no other change."""
-    for part in (Body("home"), Senses(), Mind(), Social(), Conversation("a", "b"), Scene(), ObjectStates()):
+    for part in (Body("home"), Senses(), Mind(), Social(), Places(), Conversation("a", "b"), Scene(), ObjectStates()):
         keys = {f.metadata.get("key", f.name) for f in _fields(part) if f.metadata.get("state", True)}
         assert set(part.get_state()) == keys, type(part).__name__
     assert "ended" not in Conversation("a", "b").get_state()  # marked state=False: only true mid-step

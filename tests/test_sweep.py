@@ -68,14 +68,17 @@ def test_a_sweep_equals_its_runs_made_one_by_one(swept: tuple[Path, dict], spec_
     assert cells == aggregate(spec, summary["runs"]) and all(len(c["runs"]) == 2 for c in cells)
 
 
-def test_a_killed_worker_is_retried_and_its_run_resumed(swept: tuple[Path, dict]) -> None:
+def test_a_killed_worker_is_retried_and_its_run_resumed(swept: tuple[Path, dict], spec_file: Path,
+                                                        tmp_path: Path) -> None:
     out, summary = swept
     assert (out / "runs" / f".{TWIN}.crashed").exists()  # the worker was killed once
     twin = next(r for r in summary["runs"] if r["run"] == TWIN)
-    first = next(r for r in summary["runs"] if r["run"] == run_name({"seed": 0, "ablate": ["reflection"]}))
-    assert twin["measures"] == first["measures"]  # seeds do not change the bundled residents: the same run
+    spec = load_spec(spec_file)
+    config, whispers = config_of(spec, twin["params"])
+    start_run(config, tmp_path / "never-killed", progress=False, whispers=whispers)  # the same run, uninterrupted
+    assert measure(tmp_path / "never-killed", spec) == twin["measures"]
     assert (out / "runs" / twin["run"] / "events.jsonl").read_text() == (
-        out / "runs" / first["run"] / "events.jsonl").read_text()
+        tmp_path / "never-killed" / "events.jsonl").read_text()
 
 
 def test_resume_skips_finished_runs_and_a_plot_draws_the_cells(swept: tuple[Path, dict], spec_file: Path,

@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--fork", metavar="RUN[@TIME]", help="start from RUN's checkpoint at TIME (default: its latest), "
                    "with any changes given here (hours, weights, llm, ablate, gate)")
     p.add_argument("--ablate", metavar="MODULES", help="comma list of modules the agents go without: "
-                   "observation, reflection, planning")
+                   "observation, reflection, planning, spatial")
     p.add_argument("--keep-every", type=positive_int, help="keep a checkpoint (a fork point) every this many simulated "
                    "hours (default 12)")
     p.add_argument("--step-seconds", type=positive_int, default=10)
@@ -96,6 +96,12 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--from", dest="from_", metavar="TIME", help="ISO time with zone")
     p.add_argument("--to", metavar="TIME", help="ISO time with zone")
 
+    p = sub.add_parser("places", help="list the places an agent of a run knows, as a tree (areas, buildings, rooms, "
+                       "objects)")
+    p.add_argument("run")
+    agent_flag(p, help="the agent whose spatial memory is listed")
+    json_flag(p, "the tree")
+
     p = sub.add_parser("interview", help="ask an agent of a run a question, a conversation (no question: "
                        "one per line on stdin) or a battery")
     p.add_argument("run")
@@ -112,7 +118,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     endpoint_flags(p)
 
     return {"reflect": cmd_reflect, "tree": cmd_tree, "plan": cmd_plan, "run": cmd_run, "whisper": cmd_whisper,
-            "replay": cmd_replay,
+            "replay": cmd_replay, "places": cmd_places,
             "interview": cmd_interview}
 
 
@@ -211,7 +217,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                              f"{result.sim_time:%Y-%m-%d %H:%M}; when the endpoint answers again, resume with "
                              f"memstream run --resume {result.out}")
     why = {"max-calls": "--max-calls", "interrupted": "Ctrl-C", "terminated": "SIGTERM"}.get(result.stopped)
-    print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why}; checkpointed there)'} at "
+    abandoned = m.get("stopped_mid_step")
+    if abandoned:
+        why = (f"{why} with a model call in flight, abandoned; the answers had are in the call cache and a "
+               f"resume replays them from the checkpoint at {abandoned['resumes_from'][11:16]}")
+    else:
+        why = f"{why}; checkpointed there"
+    print(f"{'finished' if result.stopped == 'finished' else f'stopped ({why})'} at "
           f"{result.sim_time:%Y-%m-%d %H:%M}: {m['agents']} agents, {m['sim_hours']:g} simulated hours in "
           f"{m['wall_s']:.1f} s ({m['agent_steps_per_s']:,.0f} agent-steps/s), {m['model_calls']} model calls "
           f"({m['calls_per_agent_step']:.4f} per agent-step), {m['memories']} memories")
@@ -312,6 +324,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
         who = e["agent"] or "(the world)"
         said = f': "{e["utterance"]}"' if "utterance" in e else ""
         print(f"{at:%a %H:%M:%S}  {who}: {e['action']}{said}  [{e['location']}]")
+    return 0
+
+
+def cmd_places(args: argparse.Namespace) -> int:
+    from memstream.sim import RunDir, measures, place_lines
+
+    run = RunDir.open(args.run)
+    json_out = check_json_output(args.json, [run.path])
+    known = measures.places(run, args.agent)
+    if json_out != STDOUT:
+        print(f"{known['agent']} knows {known['known']} places at {known['at']}"
+              + (" (spatial memory ablated: every place is open to its plans)" if known["spatial_ablated"] else ""))
+        print("\n".join(place_lines(known["tree"])))
+    if json_out is not None:
+        write_json(json_out, known)
     return 0
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TextIO
 from memstream.errors import MemstreamError
 
 if TYPE_CHECKING:
-    from memstream.models import ChatModel
+    from memstream.models import ChatModel, Usage
     from memstream.stream import MemoryStream
 
 EXIT_USAGE = 2
@@ -431,8 +431,26 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
                 Path(str(cache) + suffix).unlink(missing_ok=True)
         raise
     stream.close()
+    if model is not None and (note := answers_note(model.usage)):
+        print(f"memstream: note: {note}", file=sys.stderr)
     if cache is not None:
         model.close()
+
+
+#: How a command names what went wrong with a model's answers (``PurposeUsage`` fields).
+ANSWER_TROUBLE = (("retried", "retried with the problem named"), ("partial", "salvaged in part"),
+                  ("truncated", "cut at their bound"), ("unusable", "unreadable twice"), ("failed", "failed"))
+
+
+def answers_note(usage: Usage) -> str | None:
+    """One line saying which answers a command had to retry, salvage or do without, per purpose;
+    None when every answer was usable as given (a command must not hide that a model struggled)."""
+    parts = []
+    for counter, words in ANSWER_TROUBLE:
+        counts = {p: getattr(u, counter) for p, u in sorted(usage.by_purpose.items()) if getattr(u, counter)}
+        if counts:
+            parts.append(f"{words}: " + ", ".join(f"{p} {n}" for p, n in counts.items()))
+    return "the model's answers " + "; ".join(parts) if parts else None
 
 
 def _cache_path(path: str, args: argparse.Namespace, model: object) -> Path | None:

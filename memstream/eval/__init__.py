@@ -1,11 +1,15 @@
 """memstream eval: retrieval measured on public long-term-memory benchmarks, every retriever side by side;
-and answers measured from every memory design's context, against what the context costs."""
+and answers measured from every memory design's context, against what the context costs; and the attack set
+(texts that try to poison a memory, with benign look-alikes) that a write gate is measured on."""
 
 from memstream.eval import offline as _offline_rules  # noqa: F401 - registers the answerer's and judge's rules
 from memstream.eval.answers import WINDOW, Models, evaluate_designs
+from memstream.eval.attackset import BUNDLED_ATTACKS, FAMILIES, AttackText, load_attacks
 from memstream.eval.datasets import Dataset, load_locomo, load_longmemeval, sliced
 from memstream.eval.harness import RETRIEVERS, EvalWeights, evaluate
+from memstream.eval.poisoning import attacks_table, evaluate_attacks
 from memstream.eval.report import designs_table, table
 
-__all__ = ["RETRIEVERS", "WINDOW", "Dataset", "EvalWeights", "Models", "designs_table", "evaluate",
-           "evaluate_designs", "load_locomo", "load_longmemeval", "sliced", "table"]
+__all__ = ["BUNDLED_ATTACKS", "FAMILIES", "RETRIEVERS", "WINDOW", "AttackText", "Dataset", "EvalWeights", "Models",
+           "designs_table", "evaluate", "evaluate_designs", "load_attacks", "load_locomo", "load_longmemeval",
+           "sliced", "table", "attacks_table", "evaluate_attacks"]

@@ -11,6 +11,7 @@ import os
 
 from memstream.errors import MemstreamError
 from memstream.models.base import (
+    REQUESTS_IN_FLIGHT,
     WINDOW_WORDS,
     Call,
     ChatModel,
@@ -27,7 +28,7 @@ from memstream.models.base import (
 from memstream.models.bounds import ANSWER_TOKENS, answer_tokens, register_answer_tokens
 from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
-from memstream.models.offline import OfflineChatModel, prompt_of, register_rules
+from memstream.models.offline import OfflineChatModel, prompt_of, register_rules, tie_breaker
 from memstream.models.parsing import (
     ANSWER_SCHEMAS,
     Citations,
@@ -49,16 +50,17 @@ EMBEDDER_NAMES = ("wordllama", "minilm", "hash", "hash:DIM", "openai:MODEL")
 
 
 def make_chat_model(spec: str | None = None, *, timeout: float | None = None,
-                    concurrency: int | None = None) -> ChatModel:
+                    concurrency: int | None = None, seed: int | None = None) -> ChatModel:
     """A chat model from its spec; ``timeout`` (seconds per answer) and ``concurrency`` (requests in
-    flight) apply to an endpoint, else MEMSTREAM_TIMEOUT and MEMSTREAM_CONCURRENCY, else 60 and 8."""
+    flight) apply to an endpoint, else MEMSTREAM_TIMEOUT and MEMSTREAM_CONCURRENCY, else 60 and 8;
+    ``seed`` (a run's) is the endpoint's sampling seed and the offline rules' choice among equals."""
     spec = spec or os.environ.get("MEMSTREAM_LLM") or DEFAULT_LLM
     if spec == "offline":
-        return OfflineChatModel()
+        return OfflineChatModel(seed or 0)
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from memstream.models.openai_backend import OpenAIChat
 
-        return OpenAIChat(spec.removeprefix("openai:"), timeout=timeout, concurrency=concurrency)
+        return OpenAIChat(spec.removeprefix("openai:"), timeout=timeout, concurrency=concurrency, seed=seed)
     raise MemstreamError(f"unknown chat model {spec!r}; use 'offline' or 'openai:MODEL'")
 
 
@@ -82,10 +84,11 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 __all__ = [
     "ANSWER_TOKENS", "answer_tokens", "register_answer_tokens",
-    "ANSWER_SCHEMAS", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel", "Citations",
+    "ANSWER_SCHEMAS", "REQUESTS_IN_FLIGHT", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder", "Call",
+    "ChatModel", "Citations",
     "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
     "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
     "json_values", "l2_normalise", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
     "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
-    "register_rules", "run_direct", "windows",
+    "register_rules", "run_direct", "tie_breaker", "windows",
 ]

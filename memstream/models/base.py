@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -47,6 +48,36 @@ class Completion:
     #: ``usage.prompt_tokens_details.cached_tokens``; llama.cpp's server: ``timings.cache_n``);
     #: None when it does not.
     prefix_cached_tokens: int | None = None
+
+
+class InFlight:
+    """How many requests to a model are awaiting their answers, process-wide.
+
+    A signal handler reads it: with nothing in flight a run finishes its step and checkpoints;
+    with a slow model's answer in flight it abandons the call at once (``CallInterrupted``) rather
+    than wait minutes for it.
+    """
+
+    def __init__(self) -> None:
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> InFlight:
+        with self._lock:
+            self._count += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._count -= 1
+
+    @property
+    def waiting(self) -> bool:
+        return self._count > 0
+
+
+#: The process's requests in flight (back-ends that wait on a server enter it around each request).
+REQUESTS_IN_FLIGHT = InFlight()
 
 
 @dataclass
@@ -185,11 +216,17 @@ class ChatModel(ABC):
     """
 
     name: str = "chat"
+    #: The sampling seed a run gives its model (its ``--seed``), or None: an endpoint is sent it where it takes one
+    #: (a sample at temperature 0 does not depend on it); the offline stand-in breaks ties among equals with it.
+    seed: int | None = None
     #: Why the model stopped asking its endpoint (its circuit breaker opened), or None while it asks.
     failing: str | None = None
 
     def __init__(self) -> None:
         self.usage = Usage()
+        #: Called with (index in the batch, completion) as each answer arrives, by back-ends that
+        #: answer a batch piece by piece; a call cache sets it to keep each answer at once.
+        self.on_answer: Callable[[int, Completion], None] | None = None
 
     @abstractmethod
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:

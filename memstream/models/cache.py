@@ -37,7 +37,7 @@ class CachedChatModel(ChatModel):
     ) -> None:
         super().__init__()
         self.inner = inner
-        self.name = inner.name
+        self.name, self.seed = inner.name, inner.seed
         self.mode = mode
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -60,10 +60,14 @@ class CachedChatModel(ChatModel):
         return Completion(text=row[0], prompt_tokens=row[1], completion_tokens=row[2], cached=True, attempts=0)
 
     def _store(self, answered: list[tuple[str, str, Completion]]) -> None:
-        """Keep a batch's answers, (key, purpose, completion) each, in one transaction (one commit a
-        call was a sixth of a 10,000-agent run's own work)."""
+        """Keep answers, (key, purpose, completion) each, in one transaction. A back-end that answers
+        piece by piece (a server) has each answer kept as it arrives (``on_answer``), so a stop mid-batch
+        pays for none of them again; the rest (the offline rules, a test's model) are kept a batch in one
+        commit (one commit a call was a sixth of a 10,000-agent run's own work)."""
         rows = [(key, self.name, purpose, c.text, c.prompt_tokens, c.completion_tokens, c.latency_s)
                 for key, purpose, c in answered]
+        if not rows:
+            return
         with self._lock:
             self._db.execute("BEGIN")
             try:
@@ -77,7 +81,8 @@ class CachedChatModel(ChatModel):
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
-        keys = [call_key(self.name, messages, params) for _, messages in calls]
+        keyed = {**params, "seed": self.seed} if self.seed else params  # seed 0 (the default) keys as none
+        keys = [call_key(self.name, messages, keyed) for _, messages in calls]
         results: list[Outcome | None] = [self._lookup(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing and self.mode == "replay":
@@ -89,14 +94,24 @@ class CachedChatModel(ChatModel):
             first = {keys[i]: i for i in reversed(missing)}  # ask each distinct question once
             unique = sorted(first.values())
             failed: CallsFailedError | EndpointFailingError | None = None
+            kept: set[int] = set()
+
+            def keep(j: int, completion: Completion) -> None:  # each answer as it arrives
+                self._store([(keys[unique[j]], calls[unique[j]][0], completion)])
+                kept.add(unique[j])
+
+            self.inner.on_answer = keep
             try:
                 answered: list[Outcome] = list(self.inner._generate_many([calls[i] for i in unique], params))
             except (CallsFailedError, EndpointFailingError) as error:  # keep what the batch did get
                 if len(error.partial) != len(unique):
                     raise
                 answered, failed = list(error.partial), error
+            finally:
+                self.inner.on_answer = None
             fresh = dict(zip(unique, answered, strict=True))
-            self._store([(keys[i], calls[i][0], c) for i, c in fresh.items() if isinstance(c, Completion)])
+            self._store([(keys[i], calls[i][0], c) for i, c in fresh.items()
+                         if isinstance(c, Completion) and i not in kept])
             for i in missing:
                 source = fresh[first[keys[i]]]
                 if i in fresh:

@@ -10,8 +10,10 @@ non-answer. The answers are plausible, not intelligent.
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 from memstream.models.base import ChatModel, Completion, Message, count_tokens
@@ -31,6 +33,18 @@ def register_rules(rules: dict[str, Handler]) -> None:
     RULES.update(rules)
 
 
+#: The seed of the stand-in answering now (set while a rule runs, for :func:`tie_breaker`).
+_SEED: ContextVar[int] = ContextVar("offline_seed", default=0)
+
+
+def tie_breaker(prompt: str) -> random.Random:
+    """A random source for a rule that chooses among equals (which of several equally important things to
+    say): drawn from the answering model's seed and the prompt, so a run's ``--seed`` decides every such
+    choice, the same seed and prompt give the same answer (a call cache may replay it), and another seed
+    another answer."""
+    return random.Random(f"{_SEED.get()}\n{prompt}")
+
+
 def prompt_of(messages: list[Message]) -> str:
     """The prompt a rule answers: the first user message (a system message or a retry may surround it)."""
     return next((m["content"] for m in messages if m.get("role") == "user"), "")
@@ -45,7 +59,7 @@ def _echo(messages: list[Message]) -> str:
 
 #: Bump when any offline rule changes: the call cache keys on the model's name, so a new
 #: version never replays answers the old rules gave.
-RULES_VERSION = 5
+RULES_VERSION = 6
 
 
 class OfflineChatModel(ChatModel):
@@ -53,8 +67,9 @@ class OfflineChatModel(ChatModel):
 
     name = f"offline/rules-{RULES_VERSION}"
 
-    def __init__(self) -> None:
+    def __init__(self, seed: int = 0) -> None:
         super().__init__()
+        self.seed = seed  # the run's: rules draw their choices among equals from it (tie_breaker)
         self.handlers: dict[str, Handler] = {}  # this instance's own rules, ahead of the registry
 
     def register(self, purpose: str, handler: Handler) -> None:
@@ -63,6 +78,10 @@ class OfflineChatModel(ChatModel):
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         rule = self.handlers.get(purpose) or RULES.get(purpose, _echo)
-        text = rule(messages)
+        token = _SEED.set(self.seed or 0)
+        try:
+            text = rule(messages)
+        finally:
+            _SEED.reset(token)
         prompt = sum(count_tokens(m["content"]) for m in messages)
         return Completion(text=text, prompt_tokens=prompt, completion_tokens=count_tokens(text))

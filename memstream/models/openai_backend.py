@@ -24,7 +24,7 @@ import numpy as np
 
 from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError
 from memstream.models import endpoint
-from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.base import REQUESTS_IN_FLIGHT, Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 from memstream.models.bounds import answer_tokens, bounded_schema
 from memstream.models.parsing import ANSWER_SCHEMAS
 from memstream.models.probe import (
@@ -251,10 +251,11 @@ class OpenAIChat(ChatModel):
         backoff_s: float = 0.5,
         concurrency: int | None = None,
         breaker: int | None = None,
+        seed: int | None = None,
     ) -> None:
         super().__init__()
         self.name = f"openai:{model}"
-        self.model = model
+        self.model, self.seed = model, seed
         self.attempts = endpoint.attempts_setting(attempts)
         self.backoff_s = backoff_s
         self.breaker = endpoint.Breaker(self.name, endpoint.breaker_setting(breaker))
@@ -279,6 +280,8 @@ class OpenAIChat(ChatModel):
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
         request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
                    "max_tokens": answer_tokens(purpose), **params}
+        if self.seed is not None:  # OpenAI, vLLM and llama.cpp's server take a sampling seed
+            request["seed"] = self.seed
         schema = ANSWER_SCHEMAS.get(purpose)
         form = response_format(self.structured_mode, purpose, bounded_schema(schema)) if schema is not None else None
         if form is not None:
@@ -353,7 +356,7 @@ class OpenAIChat(ChatModel):
         client = _client(*self._settings, asynchronous=True)
         limit = asyncio.Semaphore(self.concurrency)
 
-        async def one(purpose: str, messages: list[Message]) -> Outcome:
+        async def one(index: int, purpose: str, messages: list[Message]) -> Outcome:
             what, sent, failures = f"{self.name} ({purpose})", 0, 0
             async with limit:
                 while True:
@@ -362,7 +365,8 @@ class OpenAIChat(ChatModel):
                     start, mode = time.perf_counter(), self.structured_mode
                     sent += 1
                     try:
-                        response = await client.chat.completions.create(**self._request(purpose, messages, params))
+                        with REQUESTS_IN_FLIGHT:
+                            response = await client.chat.completions.create(**self._request(purpose, messages, params))
                         completion = completion_of(response, start)
                     except Exception as error:  # noqa: BLE001 - every failure becomes a counted outcome
                         if _refuses_format(error) and mode != "plain":
@@ -383,10 +387,12 @@ class OpenAIChat(ChatModel):
                         continue
                     self.breaker.succeeded()
                     completion.attempts = sent
+                    if self.on_answer is not None:
+                        self.on_answer(index, completion)
                     return completion
 
         try:
-            return list(await asyncio.gather(*(one(p, m) for p, m in calls)))
+            return list(await asyncio.gather(*(one(i, p, m) for i, (p, m) in enumerate(calls))))
         finally:
             await client.close()
 

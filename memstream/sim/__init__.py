@@ -8,11 +8,12 @@ from memstream.sim.provenance import downstream, provenance, source_of
 from memstream.sim.run import fork_run, resume_run, scenario_run, start_run, whisper
 from memstream.sim.rundir import Checkpoint, RunDir
 from memstream.sim.scenario import load_scenario
+from memstream.sim.spatial import place_lines
 from memstream.sim.whisper import Whisper
 from memstream.sim.world import Map
 
 __all__ = [
     "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunResult",
     "Whisper", "battery_stage", "fork_run", "interview_stage", "load_battery", "load_scenario", "measures",
-    "resume_run", "scenario_run", "start_run", "whisper", "downstream", "provenance", "source_of",
+    "place_lines", "resume_run", "scenario_run", "start_run", "whisper", "downstream", "provenance", "source_of",
 ]

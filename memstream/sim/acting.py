@@ -22,6 +22,7 @@ from memstream.sim.agent import Agent, Conversation
 from memstream.sim.events import EventLog
 from memstream.sim.movement import Movement
 from memstream.sim.scene import Scene
+from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
 from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
@@ -40,8 +41,8 @@ IDLE_IMPORTANCE = 1
 class Acting:
     def __init__(self, stream: MemoryStream, events: EventLog, movement: Movement, scene: Scene,
                  conversation_of: Callable[[str], Conversation | None], ablate: frozenset[str],
-                 whispers: list[Whisper] = (), checker: Checker | None = None) -> None:
-        self.stream, self.events, self.movement, self.scene = stream, events, movement, scene
+                 whispers: list[Whisper], spatial: Spatial, checker: Checker | None = None) -> None:
+        self.stream, self.events, self.movement, self.scene, self.spatial = stream, events, movement, scene, spatial
         self.checker = checker or Checker.off()
         self.conversation_of, self.ablate = conversation_of, ablate
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
@@ -67,6 +68,7 @@ class Acting:
             if verdict.allowed:
                 self.stream.write(new_memory(owner=a.name, text=w.text, kind=THOUGHT, created_at=now,
                                              importance=importance, metadata={"whisper": w.id, "source": WHISPERED}))
+                self.spatial.hear(a, w.text, now)
             else:
                 self.events.log(now, a.name, f"keeps out a whisper ({verdict.reason}): {w.text[:80]}", a.where)
             a.mind.heard.append(w.id)
@@ -113,9 +115,11 @@ class Acting:
                 yield from decompose_stage(self.stream, r, mind.plan, now)
             action = mind.plan.action_at(now) or block
             activity, block_activity = action.activity, block.activity
-            target = self.movement.map.resolve(action.location, r.home or body.location)
+            target = self.spatial.resolve(a, action.location, r.home or body.location)  # among the places it knows
             importance = block.importance or IDLE_IMPORTANCE
         moved = self.movement.walk(a, target)
+        if moved:
+            self.spatial.arrive(a, now, inside=not body.route)
         if activity != mind.activity or moved:
             self.events.log(now, a.name, activity, a.where)
         if activity != mind.activity and not conversation and "observation" not in self.ablate:  # its own new action

@@ -71,12 +71,21 @@ class Social(Stateful):
 
 
 @dataclass
+class Places(Stateful):
+    """The places the agent knows and how it came to (spatial memory's, :mod:`memstream.sim.spatial`)."""
+
+    known: dict[str, str] = field(default_factory=dict, metadata={"key": "places"})  # building -> been/seen/told
+    listing: str = field(default="", metadata={"state": False})  # as its prompts show them (derived from known)
+
+
+@dataclass
 class Agent:
     resident: Resident
     body: Body
     senses: Senses = field(default_factory=Senses)
     mind: Mind = field(default_factory=Mind)
     social: Social = field(default_factory=Social)
+    places: Places = field(default_factory=Places)
     _identity: Resident | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -90,22 +99,25 @@ class Agent:
 
     @property
     def identity(self) -> Resident:
-        """Who the agent is today: the town's resident, its situation as revised at wake-up."""
-        currently = self.mind.currently
-        if self._identity is None or self._identity.situation != (currently or self.resident.situation):
-            self._identity = (self.resident.model_copy(update={"situation": currently}) if currently
-                              else self.resident)
-        return self._identity
+        """Who the agent is today: the town's resident, its situation as revised at wake-up, the places it
+        knows (which its prompts list)."""
+        currently, listing = self.mind.currently, self.places.listing
+        me = self._identity
+        if me is None or me.situation != (currently or self.resident.situation) or me.places != listing:
+            me = self.resident.model_copy(update={"situation": currently} if currently else {})
+            me.places = listing
+            self._identity = me
+        return me
 
     @staticmethod
     def state_problem(state: Any) -> str | None:
         """What keeps an agent's checkpointed record from restoring it (see :meth:`Stateful.state_problem`)."""
         if not isinstance(state, dict) or not isinstance(state.get("name"), str):
             return "an agent's state has no name"
-        return next((p for part in (Body, Senses, Mind, Social) if (p := part.state_problem(state))), None)
+        return next((p for part in (Body, Senses, Mind, Social, Places) if (p := part.state_problem(state))), None)
 
     def components(self) -> tuple[Stateful, ...]:
-        return self.body, self.senses, self.mind, self.social
+        return self.body, self.senses, self.mind, self.social, self.places
 
     def get_state(self) -> dict[str, Any]:
         """One flat record: the name, then every component's fields."""

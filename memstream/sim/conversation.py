@@ -13,6 +13,7 @@ step here is a stage: it yields requests and the simulation answers them in the 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
@@ -25,6 +26,7 @@ from memstream.sim import prompts
 from memstream.sim.agent import SLEEPING, Agent, Conversation
 from memstream.sim.events import EventLog
 from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
+from memstream.sim.spatial import Spatial
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 from memstream.trust import Checker
 
@@ -39,9 +41,11 @@ class Conversations:
     :class:`~memstream.sim.agent.Social` side)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 occupants: Callable[[str], list[str]], ablate: frozenset[str] = frozenset(),
+                 occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial,
                  checker: Checker | None = None) -> None:
         self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
+        self.seed = seed  # whom an agent approaches among those here is drawn from it (approached)
+        self.spatial = spatial  # the places a side names become known to the other
         self.checker = checker or Checker.off()
         self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
@@ -68,13 +72,14 @@ class Conversations:
             yield from self.maybe_start(a, now)
 
     def maybe_start(self, a: Agent, now: datetime) -> Stage[None]:
-        """Offer a conversation to the first willing agent here, if the model says ``a`` would."""
+        """Offer a conversation to one of the willing agents here (drawn by the run's seed), if the model says
+        ``a`` would."""
         t = now.timestamp()
         here = [n for n in self.occupants(a.body.location) if n != a.name and n not in self.by_agent
                 and a.social.cooldown.get(n, 0.0) <= t and self.agents[n].mind.activity != SLEEPING]
         if not here:
             return
-        other = self.agents[here[0]]
+        other = self.agents[self.approached(a.name, sorted(here), t)]
         a.social.next_chat_s = t + OFFER_COOLDOWN_S
         messages = prompts.start_messages(a.identity.describe(), a.name, other.name, f"{now:%H:%M}", a.mind.activity,
                                           a.body.location, gerund(other.mind.activity),
@@ -92,6 +97,13 @@ class Conversations:
             self._recalled(n, [conv.other(n)], now, ABOUT_K)), parse_relationship) for n in sides]
         conv.relationships = {n: s or f"{n} does not know {conv.other(n)} well yet"
                               for n, s in zip(sides, summaries, strict=True)}
+
+    def approached(self, name: str, candidates: list[str], t: float) -> str:
+        """Whom ``name`` approaches at ``t`` among ``candidates``: drawn from the run's seed, the agent and the
+        time (no generator state to checkpoint: a resumed run draws the same)."""
+        if len(candidates) == 1:
+            return candidates[0]
+        return random.Random(f"{self.seed}:{name}:{t:.0f}").choice(candidates)
 
     def speak(self, a: Agent, conv: Conversation, now: datetime) -> Stage[None]:
         """``a``'s next line; the conversation ends on a goodbye, a repeated line, or after MAX_TURNS lines."""
@@ -114,6 +126,8 @@ class Conversations:
         """Each side keeps the dialogue, a memo and a planning thought (unless observation is ablated);
         then both consider re-planning in its light (unless planning is)."""
         conv.ended = True  # the other side must not speak while the memories are written
+        for name in (conv.a, conv.b):
+            self.spatial.hear(self.agents[name], " ".join(said for who, said in conv.turns if who != name), now)
         thoughts = [] if "observation" in self.ablate else (yield from self._remember(conv, now))
         for name in (conv.a, conv.b):
             self.agents[name].social.cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S

@@ -24,7 +24,9 @@ them. Sub-steps that do not depend on each other run side by side, so their
 questions share rounds.
 
 The run is deterministic: agents act in name order, answers go to whoever
-asked, and nothing reads the wall clock.
+asked, and nothing reads the wall clock. Its seed decides every choice among
+equals (whom an agent approaches among those here; the offline rules' and the
+model's sampling): another seed, another run; the same seed, the same run.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from memstream.sim.movement import Movement
 from memstream.sim.objects import Objects
 from memstream.sim.perception import Perception
 from memstream.sim.scene import Scene
+from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
 from memstream.sim.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
@@ -58,8 +61,9 @@ GC_THRESHOLDS = (50_000, 20, 100)
 IDENTITY = "identity"  # the kind of the memories an agent starts with
 #: Modules a run can go without, as in the paper's controlled evaluation: ``observation`` (nothing the
 #: agent perceives, does or hears is written to its stream), ``reflection`` (it never reflects),
-#: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning).
-ABLATIONS = ("observation", "reflection", "planning")
+#: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning); and ``spatial``
+#: (it knows every place of the town from the start, its prompts list none: :mod:`memstream.sim.spatial`).
+ABLATIONS = ("observation", "reflection", "planning", "spatial")
 
 
 @contextmanager
@@ -88,7 +92,7 @@ class Simulation:
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
-                 whispers: list[Whisper] = (), checker: Checker | None = None) -> None:
+                 whispers: list[Whisper] = (), seed: int = 0, checker: Checker | None = None) -> None:
         self.town, self.stream, self.chat, self.events = town, stream, chat, events
         self.checker = checker or Checker.off()  # the write gate and critic in front of every stream
         self.step_s = step_s
@@ -105,12 +109,14 @@ class Simulation:
         self.objects = Objects(town, self.movement, self.scene, events)
         self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
                                      town.vision_radius, self.checker)
-        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, self.checker)
+        self.spatial = Spatial(town, self.agents, self.movement.map, self.perception.nearby, stream, self.ablate)
+        self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
+                                  self.spatial, self.checker)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
-                             self.checker)
+                             self.spatial, self.checker)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
-        self._fallback = OfflineChatModel()
+        self._fallback = OfflineChatModel(seed)
         self._started = False
         self.last_tick = self.env.now
         self.on_tick: Callable[[Simulation], bool] | None = None  # return True to stop
@@ -141,11 +147,15 @@ class Simulation:
         if "trust" in state:  # a checkpoint from before the gate has none
             self.checker.audit = Audit.from_dict(state["trust"])
         self.movement.index()
+        self.spatial.reindex()
         self.scene.stir(*self.objects.things_in)
 
     def seed_memories(self) -> None:
-        """Each agent starts knowing its identity, as in the paper: its situation and whom it knows."""
+        """Each agent starts knowing its identity, as in the paper: its situation and whom it knows; and the
+        places it knows (home, workplace, its routine's)."""
         now = self.now()
+        for name in self.order:
+            self.spatial.start(self.agents[name], now)
         facts = [(name, text) for name in self.order for text in self._identity_facts(self.agents[name].resident)]
         ratings = run_direct(importance_stage([text for _, text in facts]), self.chat, fallback=self._fallback)
         for (name, text), importance in zip(facts, ratings, strict=True):

@@ -19,8 +19,10 @@ from memstream.errors import MemstreamError
 from memstream.models import ChatModel, concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
+from memstream.sim.agent import Places
 from memstream.sim.interview import battery_stage, judge_stage, knows_stage
 from memstream.sim.rundir import RunDir
+from memstream.sim.spatial import place_tree
 from memstream.stream import Memory
 
 #: Memory ids listed per agent as evidence (the first ones; the count is complete).
@@ -33,6 +35,21 @@ def memories(run: RunDir) -> Iterator[tuple[str, Memory]]:
         if run.stream.has(agent):
             for m in run.stream.memories(agent):
                 yield agent, m
+
+
+def places(run: RunDir, agent: str) -> dict[str, Any]:
+    """The places ``agent`` knows where the run stands (its latest checkpoint), as the paper's tree: areas ->
+    buildings (how each is known: been, seen, told) -> rooms -> objects (:mod:`memstream.sim.spatial`)."""
+    if agent not in run.agents:
+        raise MemstreamError(f"unknown agent {agent!r} in {run.path}; one of: {', '.join(run.agents[:8])}"
+                             + (", ..." if len(run.agents) > 8 else ""))
+    point = run.latest_checkpoint()
+    if point is None:
+        raise MemstreamError(f"{run.path} has no checkpoint yet; run it for a simulated hour first")
+    state = next(s for s in point.state["agents"] if s["name"] == agent)
+    known = Places.from_state(state).known
+    return {"run": str(run.path), "agent": agent, "at": point.time.isoformat(),
+            "spatial_ablated": "spatial" in run.config.ablate, "known": len(known), "tree": place_tree(run.town, known)}
 
 
 def check_time(run: RunDir, t: datetime, flag: str) -> datetime:
@@ -99,6 +116,8 @@ def _acquaintances(run: RunDir) -> dict[tuple[str, str], Memory]:
     pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
     first: dict[tuple[str, str], Memory] = {}
     for agent, m in memories(run):
+        if "place" in m.metadata:  # a place memory names a building ("Adam Smith's house"), not an acquaintance
+            continue
         for whom in set(pattern.findall(m.text)) - {agent}:
             pair = (agent, whom)
             if pair not in first or m.created_at < first[pair].created_at:

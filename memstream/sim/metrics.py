@@ -16,14 +16,17 @@ def model_calls(chat: CachedChatModel) -> int:
 
 
 def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
-                stopped: str) -> dict[str, Any]:
+                stopped: str, own_steps_from: int = 0) -> dict[str, Any]:
+    """``wall`` is this run directory's own time; ``own_steps_from`` the agent-steps it did not take itself (a
+    fork's source's, before the fork point), left out of its rate."""
     calls = model_calls(chat)
     steps = sim.agent_steps // max(len(sim.agents), 1)
     sim_hours = (sim.last_tick - config.start.timestamp()) / 3600
     return {
         "stopped": stopped, "agents": len(sim.agents), "sim_start": config.start.isoformat(),
         "sim_time": sim.now().isoformat(), "sim_hours": round(sim_hours, 4), "wall_s": round(wall, 2),
-        "agent_steps": sim.agent_steps, "agent_steps_per_s": round(sim.agent_steps / max(wall, 1e-9), 1),
+        "agent_steps": sim.agent_steps,
+        "agent_steps_per_s": round((sim.agent_steps - own_steps_from) / max(wall, 1e-9), 1),
         "model_calls": calls, "cache_hits": sum(u.cache_hits for u in chat.usage.by_purpose.values()),
         "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
         "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},

@@ -4,7 +4,8 @@
 - A relationship is what its memories say: whom it knows and how, how often they have talked.
 - Each speaker shares, in its own words (first person for itself, the fact without who told it
   for news heard), the most important thing it remembers that has not been said yet and is not
-  about the listener, its own doings, a plan or a dialogue; after four lines it says goodbye.
+  about the listener, its own doings, a plan or a dialogue (among equally important things, the one
+  the run's seed draws); after four lines it says goodbye.
   So news spreads from agent to agent as in the paper's party invitation.
 - A memo says what the other told it, turned into the third person; a conversation is as
   poignant as its most poignant line on the importance rules; the planning thought is the first
@@ -20,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 
-from memstream.models import Message, prompt_of, register_rules
+from memstream.models import Message, prompt_of, register_rules, tie_breaker
 from memstream.offline_text import commitment, content_words
 from memstream.sim import prompts
 from memstream.stream import rate_poignancy
@@ -37,12 +38,13 @@ _CLOSINGS = ("Good to know. I should get going.", "Nothing new with me.")
 
 
 def _news(content: str, listener: str) -> list[tuple[int, str]]:
-    """What the speaker could pass on, most important first: not of a kind kept to oneself, not a
-    planning thought, not about the listener, not whom the speaker knows."""
+    """What the speaker could pass on, most important first (equals in the order the run's seed draws): not
+    of a kind kept to oneself, not a planning thought, not about the listener, not whom the speaker knows."""
     news = [(int(i), text) for kind, i, text in _MEMORY.findall(content)
             if kind not in _NOT_SHARED_KINDS and not text.startswith(prompts.PLANS_PREFIX) and listener not in text
             and not _ACQUAINTANCE.match(text)]
-    return sorted(news, key=lambda f: -f[0])
+    draw = tie_breaker(content)
+    return [(i, text) for i, _, text in sorted((i, draw.random(), text) for i, text in news)[::-1]]
 
 
 def in_my_words(fact: str, speaker: str) -> str:

@@ -43,6 +43,8 @@ def source_of(m: Memory) -> str:
         return f"model-written: a reflection insight{cited}"
     if m.kind == PLAN:
         return f"model-written: a plan{cited}"
+    if "place" in md:
+        return f"a place learned ({md.get('how', 'somehow')})"
     if md.get("own"):
         return "its own action"
     if "about" in md:

@@ -157,6 +157,7 @@ class RunDir:
                 if (source.path / name).is_file():
                     shutil.copyfile(source.path / name, run.path / name)
             shutil.copytree(point.folder, run._checkpoints / point.folder.name)
+            _own_clock(run._checkpoints / point.folder.name / STATE)
             _write_atomic(run._checkpoints / LATEST, point.folder.name)
             run._write_new(config, source.town, source.whispers())
         except BaseException:
@@ -554,3 +555,11 @@ def _write_atomic(path: Path, text: str) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _own_clock(state_file: Path) -> None:
+    """A fork's copy of its source's checkpoint, its wall time set to zero: the fork's metrics count the
+    time the fork took, not the source's (which did the shared past), and the steps it took from there."""
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state.update(wall_s=0.0, own_steps_from=state["agent_steps"])
+    _write_atomic(state_file, json.dumps(state))

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from tqdm import tqdm
 
+from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.engine import Simulation
@@ -35,7 +36,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
               stop: Stop) -> RunResult:
     config, town = run.config, run.town
     state = point.state if point else None
-    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency)
+    model = model or make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency,
+                                     seed=config.seed)
     chat = run.call_cache(model)
     embedder = CachedEmbedder(make_embedder(config.embedder))
     stream = run.open_stream(embedder, config.weights)
@@ -43,18 +45,21 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
-                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step),
+                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step), seed=config.seed,
                      checker=run_checker(config, chat))
-    wall_before = 0.0
+    wall_before, own_from = 0.0, 0
     if not state:
-        sim.seed_memories()
-        _checkpoint(run, sim, chat, 0.0)  # the start is a fork point too
+        try:
+            sim.seed_memories()
+        except CallInterrupted:  # stopped while the seed memories were rated: no checkpoint yet
+            return _abandoned(run, sim, chat, embedder, 0.0, 0, stop)
+        _checkpoint(run, sim, chat, 0.0, 0)  # the start is a fork point too
     else:
         sim.set_state(state)
         for purpose, u in state["usage"].items():
             chat.usage.by_purpose[purpose] = PurposeUsage(**u)
         chat.usage.rounds = state.get("rounds", 0)
-        wall_before = state["wall_s"]
+        wall_before, own_from = state["wall_s"], state.get("own_steps_from", 0)  # a fork's own clock (rundir)
     total = max(0, round((config.end - now).total_seconds() / config.step_seconds))
     bar = tqdm(total=total, unit="step", desc="simulating", disable=not progress, leave=False)
     started = time.perf_counter()
@@ -71,7 +76,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
         if chat.failing and not stop.requested:  # the breaker opened: checkpoint here, resume when it answers
             stop.why = "endpoint-failing"
         if stop.requested or int(s.last_tick) % 3600 == 0:
-            _checkpoint(run, s, chat, wall_before + wall)
+            _checkpoint(run, s, chat, wall_before + wall, own_from)
         if not stop.requested:
             s.add_whispers(run.new_whispers(s.now() + step))
         return stop.requested
@@ -80,18 +85,33 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     try:
         if total:
             sim.run(config.end)
+    except CallInterrupted:  # a signal with a model call in flight: the step is abandoned, not finished
+        return _abandoned(run, sim, chat, embedder, wall_before + time.perf_counter() - started, own_from, stop)
     finally:
         bar.close()
         events.flush()
     wall = wall_before + time.perf_counter() - started
     if not stop.requested:
-        _checkpoint(run, sim, chat, wall)
-    else:
-        run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
-    metrics = run_metrics(config, sim, chat, embedder, wall, stop.why)
+        _checkpoint(run, sim, chat, wall, own_from)
+    return _finish(run, sim, chat, stop, run_metrics(config, sim, chat, embedder, wall, stop.why, own_from))
+
+
+def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
+               own_from: int, stop: Stop) -> RunResult:
+    """Stopped with a model call in flight: the step under way is abandoned (no checkpoint of half a
+    step); the last checkpoint stands, and resuming from it replays the answers had from the call cache."""
+    point = run.latest_checkpoint()
+    metrics = run_metrics(run.config, sim, chat, embedder, wall, stop.why, own_from)
+    metrics["stopped_mid_step"] = {"abandoned_at": sim.now().isoformat(),
+                                   "resumes_from": (point.time if point else run.config.start).isoformat()}
+    return _finish(run, sim, chat, stop, metrics)
+
+
+def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, metrics: dict) -> RunResult:
+    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])  # also where it stopped between checkpoints
     run.write_metrics(metrics)
-    events.close()
-    stream.close()
+    sim.events.close()
+    sim.stream.close()
     chat.close()
     return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 
@@ -105,12 +125,14 @@ def run_checker(config: RunConfig, chat: ChatModel) -> Checker:
     return Checker(by=judge_name(chat), critic=config.critic)
 
 
-def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float) -> None:
+def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float, own_from: int) -> None:
     """The event log and the log of what was kept out written, then a checkpoint at the end of the step under
-    way (the stream writes what it holds before it is copied)."""
+    way (the stream writes what it holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a
+    fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
     run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
-                                                 "wall_s": wall_s}, sim.stream.backup)
+                                                 "wall_s": wall_s, "own_steps_from": own_from},
+                         sim.stream.backup)
 

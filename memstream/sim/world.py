@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Collection
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from memstream.files import Number, read_model
 from memstream.offline_text import content_words
 from memstream.planning import Identity
 
 IDLE = "idle"
+#: The line of a resident's description that lists the places it knows (the prompt asks for locations among them).
+PLACES_LABEL = "Places known (a location must be one of these)"
 #: The least vision radius and walking speed a town may give (town units; the bundled town's are 0.5
 #: and 0.1): below it, neighbours are sought on a grid of absurdly many cells (a radius near zero
 #: overflowed it) and nobody ever arrives anywhere.
@@ -60,7 +63,22 @@ class Area(BaseModel):
 
 
 class Resident(Identity):
-    """An identity whose home and workplace are buildings of the town."""
+    """An identity whose home and workplace are buildings of the town; in a simulation, with the places it
+    knows (set by spatial memory, :mod:`memstream.sim.spatial`), which its description lists."""
+
+    _places: str = PrivateAttr(default="")
+
+    @property
+    def places(self) -> str:
+        return self._places
+
+    @places.setter
+    def places(self, listing: str) -> None:
+        self._places = listing
+
+    def describe(self) -> str:
+        described = super().describe()
+        return f"{described}\n{PLACES_LABEL}: {self._places}" if self._places else described
 
 
 class Town(BaseModel):
@@ -186,17 +204,22 @@ class Map:
             self._resolved[key] = self._match(place, fallback)
         return self._resolved[key]
 
-    def _match(self, place: str, fallback: str) -> str:
+    def resolve_among(self, place: str, names: Collection[str], fallback: str) -> str:
+        """As :meth:`resolve`, among ``names`` only (the buildings an agent knows), not remembered."""
+        return place if place in names else self._match(place, fallback, sorted(names))
+
+    def _match(self, place: str, fallback: str, among: list[str] | None = None) -> str:
         """The building named in ``place`` (the longest name it holds: "house 12 kitchen" is house 12,
         not house 1), else the one whose name holds ``place``, else the most words in common."""
         wanted = place.lower()
-        inside = [name for name in self.buildings if name.lower() in wanted]
+        buildings = self.buildings if among is None else among
+        inside = [name for name in buildings if name.lower() in wanted]
         if inside:
             return max(inside, key=lambda name: (len(name), name))
-        holding = sorted(name for name in self.buildings if wanted in name.lower())
+        holding = sorted(name for name in buildings if wanted in name.lower())
         if holding:
             return min(holding, key=len)
         words = set(content_words(wanted))
-        scored = [(len(words & set(content_words(n))), n) for n in sorted(self.buildings)]
+        scored = [(len(words & set(content_words(n))), n) for n in sorted(buildings)]
         hits, name = max(scored) if scored else (0, fallback)
         return name if hits else fallback

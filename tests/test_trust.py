@@ -137,3 +137,15 @@ def test_the_parser_never_lets_free_text_through(answer: str) -> None:
         assert decided is not None and allowed == (decided.group(1) == "allow")
     assert "\n" not in reason and len(reason) <= MAX_REASON_CHARS
     assert allowed == (reason == "")
+
+
+@given(st.text(max_size=400), st.one_of(st.none(), st.text(max_size=40)))
+def test_the_rules_read_back_exactly_the_text_they_are_asked_about(text: str, source: str | None) -> None:
+    """Whatever the text holds (quotes, newlines, fake markers), the offline rule judges that text, whole."""
+    from memstream.models import prompt_of
+    from memstream.trust.prompts import END_MARKER, TEXT_MARKER, section, unquoted
+
+    prompt = prompt_of(gate_messages(text, source))
+    assert unquoted(section(prompt, TEXT_MARKER).split(END_MARKER)[0]) == text
+    verdict = run_direct(gate_stage([text], sources=[source or ""]), OfflineChatModel())[0]
+    assert verdict.allowed == (gate_reason(text) is None) and not verdict.failed

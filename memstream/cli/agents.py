@@ -16,6 +16,7 @@ from memstream.cli.common import (
     check_json_output,
     cutoff_flag,
     endpoint_flags,
+    gate_flag,
     json_flag,
     model_flags,
     open_stream,
@@ -63,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    "--fork; the scenario's with --scenario)")
     p.add_argument("--scenario", help="a scenario: a bundled name (valentine) or a YAML/JSON file")
     p.add_argument("--fork", metavar="RUN[@TIME]", help="start from RUN's checkpoint at TIME (default: its latest), "
-                   "with any changes given here (hours, weights, llm, ablate)")
+                   "with any changes given here (hours, weights, llm, ablate, gate)")
     p.add_argument("--ablate", metavar="MODULES", help="comma list of modules the agents go without: "
                    "observation, reflection, planning, spatial")
     p.add_argument("--keep-every", type=positive_int, help="keep a checkpoint (a fork point) every this many simulated "
@@ -78,6 +79,10 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     endpoint_flags(p)
     p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL")
     weight_flags(p, keep=True)
+    gate_flag(p, default=None, what="every agent's stream (a model must be the run's --llm: its requests join the "
+              "step's batches)", shown="offline")
+    p.add_argument("--no-critic", dest="critic", action="store_false", default=None,
+                   help="no critic in front of reflection insights (the gate stays)")
 
     p = sub.add_parser("whisper", help="put a memory in an agent's mind in a run (the paper's inner voice)")
     p.add_argument("run")
@@ -196,8 +201,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise MemstreamError(f"{' and '.join(modes)} cannot be combined; choose one")
     ablate = [a.strip() for a in args.ablate.split(",") if a.strip()] if args.ablate is not None else None
     if args.resume:
-        if args.weights is not None or args.decay is not None or ablate is not None:
-            raise MemstreamError("a run keeps the weights and ablations it started with; fork it to change them: "
+        gate_given = args.gate is not None or args.critic is not None
+        if args.weights is not None or args.decay is not None or ablate is not None or gate_given:
+            raise MemstreamError("a run keeps the weights, ablations and gate it started with; fork it to change them: "
                                  f"memstream run --fork {args.resume} --out NEW ...")
         result = resume_run(Path(args.resume), hours=args.hours, timeout=args.timeout,
                             concurrency=args.concurrency, max_calls=args.max_calls)
@@ -224,6 +230,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     if m["model_failures"]:
         print(f"{m['model_failures']} model answers were lost (unusable or failed; the offline rules stood in): "
               + ", ".join(f"{p} {n}" for p, n in m["lost_by_purpose"].items()))
+    gate = m.get("gate", {})
+    if gate.get("blocked") or gate.get("failed") or gate.get("rejected"):
+        print(f"the write gate ({gate['by']}) kept out {gate['blocked']} texts, the critic {gate['rejected']}, "
+              f"{gate['failed']} unchecked (the check could not run); each with its source and reason in "
+              f"{RunDir.blocked_file(result.out)}")
     print(f"run directory: {result.out}")
     run = RunDir.open(result.out)
     said = [e for e in run.events() if "utterance" in e][:4]
@@ -247,6 +258,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
     """The run settings given on the command line (those not given are left out)."""
     given = {"hours": args.hours, "llm": args.llm, "timeout": args.timeout, "concurrency": args.concurrency,
              "max_calls": args.max_calls, "ablate": ablate, "keep_every": args.keep_every,
+             "gate": args.gate, "critic": args.critic,
              "weights": parse_weights(args) if args.weights is not None or args.decay is not None else None}
     return {k: v for k, v in given.items() if v is not None}
 

@@ -255,6 +255,13 @@ def model_flags(p: argparse.ArgumentParser, *, cache: bool = True) -> None:
                    "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
 
 
+def gate_flag(p: argparse.ArgumentParser, *, default: str | None, what: str, shown: str = "") -> None:
+    """``--gate``: the write gate and critic in front of memory (``memstream.trust``)."""
+    p.add_argument("--gate", default=default, metavar="off|offline|MODEL",
+                   help=f"the write gate and critic in front of {what}: off, offline (generic pattern rules, a "
+                        f"stand-in) or a model spec such as openai:MODEL (default {shown or default})")
+
+
 def cache_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", metavar="FILE", help="the model-call cache (default: STREAM.calls.db beside the "
                    "stream, for any model but the offline rules): a re-run pays nothing")

@@ -16,6 +16,7 @@ from memstream.cli.common import (
     check_image_output,
     check_json_output,
     cutoff_flag,
+    gate_flag,
     json_flag,
     model_flags,
     output_flag,
@@ -77,11 +78,13 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     sc.add_argument("eval_json")
     output_flag(sc, required=True, help="the plot file, .png or .svg")
 
-    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; or run scenario "
-                       "evals (memstream eval scenarios [FILES] --design ...)")
-    p.add_argument("dataset", choices=["locomo", "longmemeval", "scenarios"])
+    p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; run scenario "
+                       "evals (memstream eval scenarios [FILES] --design ...); or a memory's defences against an "
+                       "attack set (eval attacks --design D --gate G)")
+    p.add_argument("dataset", choices=["locomo", "longmemeval", "scenarios", "attacks"])
     p.add_argument("path", nargs="*", help="the benchmark's JSON file, in its original schema; for scenarios, "
-                   "scenario files (default: the bundled ones; the format: docs/scenarios.md)")
+                   "scenario files (default: the bundled ones; the format: docs/scenarios.md); for attacks, an "
+                   "attack set in JSONL (default: the bundled one)")
     p.add_argument("--granularity", choices=["session", "round"], default="session",
                    help="LongMemEval: a memory per session or per round (default session; with --design "
                         "always round: the designs are written turn by turn)")
@@ -102,14 +105,15 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    f"list or all ({', '.join(DESIGNS)}); full is always measured; "
                    "scenarios: default all")
     d.add_argument("--budget", help="context budgets in tokens (default 1000,2000,4000); scenarios: one budget "
-                   "(default 1000)")
-    d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
-                   "openai:MODEL")
+                   "(default 1000); attacks: one (default 2000)")
+    d.add_argument("--answer", help="the answer model: offline (the extractive stand-in, the default) or "
+                   "openai:MODEL (attacks: with one, whether each probe's answer obeys the attack)")
     d.add_argument("--judge", default="offline", help="score each answer with this model (offline: the lexical "
                    "stand-in, or openai:MODEL)")
     d.add_argument("--window", type=positive_int, default=128_000,
                    help="the answer model's context window in tokens (default 128000)")
     d.add_argument("--limit", type=positive_int, help="at most this many questions (a slice, in file order)")
+    gate_flag(d, default="off", what="every design's writes")
     d.add_argument("--state", metavar="DIR", help="keep each design's state per conversation here, and read it back "
                    "instead of writing the conversation again")
 
@@ -184,6 +188,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
     if args.dataset == "scenarios":
         return cmd_eval_scenarios(args)
+    if args.dataset == "attacks":
+        return cmd_eval_attacks(args)
     if len(args.path) != 1:
         raise MemstreamError(f"memstream eval {args.dataset} takes one FILE, the benchmark's JSON file "
                              f"(got {len(args.path)})")
@@ -231,6 +237,7 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
     from memstream.designs import design_names
     from memstream.eval import designs_table, evaluate_designs, load_locomo, load_longmemeval, sliced
     from memstream.plots import designs, save
+    from memstream.trust import make_checker
 
     names = design_names(args.design)
     budgets = _budgets(args.budget or "1000,2000,4000")
@@ -243,8 +250,12 @@ def cmd_eval_designs(args: argparse.Namespace) -> int:
         dataset = load_longmemeval(args.path, granularity="round", abstention=True)
     if args.limit:
         dataset = sliced(dataset, args.limit)
-    rows = evaluate_designs(dataset, names, budgets, _eval_models(args), window=args.window, settings=settings,
-                            state_dir=Path(args.state) if args.state else None)
+    model = _model_factory(args)
+    models = _eval_models(args, model)
+    make_checker(args.gate, runner=models.design, model=model)  # a bad --gate fails here, before any write
+    rows = evaluate_designs(dataset, names, budgets, models, window=args.window, settings=settings,
+                            state_dir=Path(args.state) if args.state else None,
+                            gate=lambda: make_checker(args.gate, runner=models.design, model=model))
     if json_out != STDOUT:
         print(designs_table(rows))
     write_json(json_out, rows)
@@ -260,8 +271,8 @@ def cmd_eval_scenarios(args: argparse.Namespace) -> int:
     from memstream.designs import design_names
     from memstream.eval import DEFAULT_BUDGET, bundled_scenarios, evaluate_scenarios, load_scenario, scenarios_table
 
-    unused = [flag for flag, value in (("--plot", args.plot), ("--state", args.state), ("--limit", args.limit))
-              if value is not None]
+    unused = [flag for flag, value in (("--plot", args.plot), ("--state", args.state), ("--limit", args.limit),
+                                       ("--gate", None if args.gate == "off" else args.gate)) if value is not None]
     if unused:
         raise MemstreamError(f"{unused[0]} is for eval locomo|longmemeval; scenario evals write --json and a table")
     names = design_names(args.design or "all")
@@ -272,7 +283,8 @@ def cmd_eval_scenarios(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.path] or bundled_scenarios()
     json_out = check_json_output(args.json, files)
     scenarios = [load_scenario(f) for f in files]  # every file checked before any work
-    rows = evaluate_scenarios(scenarios, names, budgets[0], _eval_models(args, cache_vectors=False), settings=settings)
+    models = _eval_models(args, _model_factory(args), cache_vectors=False)
+    rows = evaluate_scenarios(scenarios, names, budgets[0], models, settings=settings)
     if json_out != STDOUT:
         print(scenarios_table(rows))
     write_json(json_out, rows)
@@ -293,11 +305,22 @@ def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
 
 
-def _eval_models(args: argparse.Namespace, *, cache_vectors: bool = True) -> Any:  # noqa: ANN401 - eval Models
-    """Who writes (--llm), answers (--answer) and judges (--judge), each cached unless offline; one embedder
+def _eval_models(args: argparse.Namespace, model: Callable[[str | None], Any], *,
+                 cache_vectors: bool = True) -> Any:  # noqa: ANN401 - eval Models
+    """Who writes (--llm), answers (--answer) and judges (--judge), each made by ``model``; one embedder
     (with one cache of vectors for every design, unless the caller gives each its own)."""
     from memstream.eval import Models
-    from memstream.models import CachedChatModel, CachedEmbedder, make_chat_model, make_embedder
+    from memstream.models import CachedEmbedder, make_embedder
+
+    embedder = make_embedder(args.embedder)
+    if cache_vectors:
+        embedder = CachedEmbedder(embedder)  # the designs embed the same texts: once
+    return Models(model(args.llm), model(args.answer or "offline"), model(args.judge), embedder)
+
+
+def _model_factory(args: argparse.Namespace) -> Callable[[str | None], Any]:
+    """A chat model by spec with the command's endpoint settings, cached in --cache unless offline."""
+    from memstream.models import CachedChatModel, make_chat_model
 
     cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
 
@@ -308,7 +331,38 @@ def _eval_models(args: argparse.Namespace, *, cache_vectors: bool = True) -> Any
         cache.parent.mkdir(parents=True, exist_ok=True)
         return CachedChatModel(chat, cache)
 
-    embedder = make_embedder(args.embedder)
-    if cache_vectors:
-        embedder = CachedEmbedder(embedder)  # the designs embed the same texts: once
-    return Models(model(args.llm), model(args.answer), model(args.judge), embedder)
+    return model
+
+
+def cmd_eval_attacks(args: argparse.Namespace) -> int:
+    """``memstream eval attacks --design D --gate G``: what each design's gate kept out of an attack set, and
+    what still reached a context (and, with --answer, was obeyed)."""
+    from memstream.designs import design_names
+    from memstream.eval import attacks_table, evaluate_attacks, load_attacks
+    from memstream.models import CachedEmbedder, make_embedder
+    from memstream.trust import make_checker
+
+    if not args.design:
+        raise MemstreamError("eval attacks needs --design: a name, a comma list or all")
+    if len(args.path) > 1:
+        raise MemstreamError(f"eval attacks takes at most one attack set, got {len(args.path)} files")
+    path = Path(args.path[0]) if args.path else None
+    names = design_names(args.design)
+    budgets = _budgets(args.budget or "2000")
+    if len(budgets) > 1:
+        raise MemstreamError(f"eval attacks takes one --budget, got {args.budget!r}; e.g. --budget 2000")
+    json_out = check_json_output(args.json, [path] if path else [])
+    attacks = load_attacks(path)
+    if args.limit:
+        attacks = attacks[:args.limit]
+    model = _model_factory(args)
+    chat = model(args.llm)
+    answer = model(args.answer) if args.answer else None
+    make_checker(args.gate, runner=chat, model=model)  # a bad --gate fails here, before anything is written
+    results = evaluate_attacks(attacks, names, chat=chat, answer=answer, budget=budgets[0],
+                               embedder=CachedEmbedder(make_embedder(args.embedder)),
+                               gate=lambda: make_checker(args.gate, runner=chat, model=model))
+    if json_out != STDOUT:
+        print(attacks_table(results))
+    write_json(json_out, results)
+    return 0

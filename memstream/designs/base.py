@@ -31,6 +31,7 @@ from memstream.designs.context import Context
 from memstream.designs.entries import Entry
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage, run_direct
+from memstream.trust import Checker
 
 #: The counter names reports read from :meth:`MemoryDesign.counters` (a design may count more).
 #: Compactions: times the design rewrote its memory smaller (a recursive summary absorbing evicted
@@ -56,6 +57,19 @@ class MemoryDesign(ABC):
 
     def __init__(self, config: DesignConfig | None = None) -> None:
         self.config = config or self.Config()
+        #: The write gate and critic in front of this design (off unless its user sets one).
+        self.checker: Checker = Checker.off()
+
+    def remember_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int | None]]:
+        """The one way entries come in: each passes the write gate (:attr:`checker`) first; the
+        allowed ones are written by :meth:`write_stage`. A record id per entry, None for one kept out
+        (blocked, or unchecked because the gate could not run: both in the checker's audit)."""
+        verdicts = yield from self.checker.gate_stage(
+            owner, [e.text for e in entries], what=f"{self.name} entry",
+            sources=[f"{e.kind} from {e.source}" for e in entries], at=[e.at.isoformat() for e in entries])
+        allowed = [e for e, v in zip(entries, verdicts, strict=True) if v.allowed]
+        written = iter((yield from self.write_stage(owner, allowed)) if allowed else [])
+        return [next(written) if v.allowed else None for v in verdicts]
 
     @abstractmethod
     def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
@@ -85,8 +99,8 @@ class MemoryDesign(ABC):
 
     # -- answered at once, for library calls and notebooks -----------------------------------
 
-    def write(self, owner: str, entries: Sequence[Entry], *, chat: ChatModel | None = None) -> list[int]:
-        return _drive(self.write_stage(owner, entries), chat, self.name, "write")
+    def write(self, owner: str, entries: Sequence[Entry], *, chat: ChatModel | None = None) -> list[int | None]:
+        return _drive(self.remember_stage(owner, entries), chat, self.name, "write")
 
     def consolidate(self, owner: str, now: datetime, *, chat: ChatModel | None = None) -> int:
         return _drive(self.consolidate_stage(owner, now), chat, self.name, "consolidate")

@@ -49,14 +49,15 @@ class BufferSummary(MemoryDesign):
         summary = self._summary(owner)
         mine = self.log.records(owner)
         evicted_through = len(mine) - self.config.turns
-        seen = len(summary.covers) + len(summary.pending)
+        seen = summary.done + len(summary.pending)
         summary.pending.extend(mine[seen:max(seen, evicted_through)])
-        yield from absorb_stage(summary, self.config.batch, self.config.summary_words)
+        yield from absorb_stage(summary, self.config.batch, self.config.summary_words, checker=self.checker,
+                                owner=owner)
         return [r.id for r in records]
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
         return (yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
-                                        everything=True))
+                                        everything=True, checker=self.checker, owner=owner))
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
@@ -64,7 +65,7 @@ class BufferSummary(MemoryDesign):
         summary_fit = fit_newest(summary.lines(), room_for("summary", int(budget_tokens * self.config.summary_share)))
         summary_block = block("summary", summary_fit.kept)
         used = summary_block.tokens if summary_block else 0
-        window = self.log.lines_of(owner)[len(summary.covers):]  # the last N, and any not yet summarised
+        window = self.log.lines_of(owner)[summary.done:]  # the last N, and any not yet summarised
         window_fit = fit_newest(window, room_for("window", budget_tokens - used))
         blocks = [b for b in (summary_block, block("window", window_fit.kept)) if b]
         return Context(blocks, budget_tokens, summary_fit.cut + window_fit.cut,

@@ -69,7 +69,8 @@ class StreamDesign(MemoryDesign):
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
         if not self.stream.has(owner):
             return 0
-        result = yield from maybe_reflect_stage(self.stream, owner, now, self.config.reflect_threshold)
+        result = yield from maybe_reflect_stage(self.stream, owner, now, self.config.reflect_threshold,
+                                                checker=self.checker)
         self.reflections += result is not None
         return len(result.insights) if result else 0
 

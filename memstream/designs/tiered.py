@@ -81,14 +81,15 @@ class TieredDesign(MemoryDesign):
         self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])
         summary = self._summary(owner)
         turns = [r for r in self.log.records(owner) if r.kind != "pinned"]
-        seen = len(summary.covers) + len(summary.pending)
+        seen = summary.done + len(summary.pending)
         summary.pending.extend(turns[seen:max(seen, len(turns) - self.config.window_turns)])
-        yield from absorb_stage(summary, self.config.batch, self.config.summary_words)
+        yield from absorb_stage(summary, self.config.batch, self.config.summary_words, checker=self.checker,
+                                owner=owner)
         return [r.id for r in records]
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
         made = yield from absorb_stage(self._summary(owner), self.config.batch, self.config.summary_words,
-                                       everything=True)
+                                       everything=True, checker=self.checker, owner=owner)
         if self.config.retriever in LEXICAL:
             self._index(owner).prepare()
         return made
@@ -100,7 +101,7 @@ class TieredDesign(MemoryDesign):
         records = self.log.records(owner)
         summary = self._summary(owner)
         pinned = [x for x, r in zip(lines, records, strict=True) if r.kind == "pinned"]
-        absorbed = set(summary.covers)
+        absorbed = {*summary.covers, *summary.skipped}
         window = [x for x, r in zip(lines, records, strict=True) if r.kind != "pinned" and r.id not in absorbed]
         fits: dict[str, Fit] = {}
         left = budget_tokens

@@ -19,8 +19,8 @@ import json
 import re
 import statistics
 import time
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from memstream.eval.conversation import sessions
 from memstream.eval.datasets import Dataset, Haystack, Question
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
 from memstream.models import ChatModel, Embedder, Request, answer_tokens, count_tokens, parse_yes_no, run_direct
+from memstream.trust import GATE_OFF, Checker
 
 #: The budget label of the full-context baseline: everything the answer model's window holds.
 WINDOW = "window"
@@ -85,12 +86,17 @@ class Cost:
 class Results:
     asked: dict[tuple[str, int | str], list[Asked]] = field(default_factory=lambda: defaultdict(list))
     write: dict[str, Cost] = field(default_factory=lambda: defaultdict(Cost))
+    kept_out: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
 
 
 def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence[int], models: Models, *,
                      window: int = DEFAULT_WINDOW, settings: dict[str, dict[str, Any]] | None = None,
-                     state_dir: Path | None = None, progress: bool = True) -> list[dict[str, Any]]:
+                     state_dir: Path | None = None, progress: bool = True,
+                     gate: Callable[[], Checker] = Checker.off) -> list[dict[str, Any]]:
     """One result row per design and budget (``full`` included, and at the whole window).
+
+    ``gate`` makes the write gate and critic put in front of each design (``memstream.trust``; off
+    by default); what they kept out is counted in each row.
 
     With ``state_dir``, each design's state after writing a haystack is kept in
     ``state_dir/HAYSTACK.DESIGN.json`` and read back instead of writing again on the next run
@@ -104,7 +110,9 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
     for h in dataset.haystacks:
         for name in names:
             design = make_design(name, embedder=models.embedder, **(settings or {}).get(name, {}))
-            ids = _written(design, h, models.design, results.write[name], state_dir)
+            design.checker = gate()
+            ids = _written(design, h, models.design, results.write[name], state_dir, design.checker.name)
+            results.kept_out[name].update(design.checker.audit.counts)
             results.write[name].questions += len(h.questions)
             for b in (b for n, b in plan if n == name):
                 asked = [_assemble(design, h, q, b, ids, window) for q in h.questions]
@@ -112,15 +120,20 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
                 results.asked[(name, b)].extend(asked)
             bar.update()
     bar.close()
-    return [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models) for name, b in plan]
+    rows = [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models) for name, b in plan]
+    for row in rows:
+        row["gate"] = gate().name
+        row["gate_counts"] = dict(results.kept_out[row["design"]])
+    return rows
 
 
-def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None) -> dict[int, int]:
+def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None,
+             gate: str = GATE_OFF) -> dict[int, int]:
     """The haystack written into ``design`` (or its state read back from ``state_dir``); the record ids."""
     if state_dir is None:
         return _write(design, h, chat, cost)
     path = state_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', h.key)}.{design.name}.json"
-    source = _source(h, chat)
+    source = _source(h, chat, gate)
     if not path.exists():
         ids = _write(design, h, chat, cost)
         save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}, "source": source})
@@ -136,11 +149,12 @@ def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, sta
     return {int(k): v for k, v in extra["ids"].items()}
 
 
-def _source(h: Haystack, chat: ChatModel) -> str:
+def _source(h: Haystack, chat: ChatModel, gate: str = GATE_OFF) -> str:
     """What a kept state was made from: the conversation's turns and times, and the model that rated and
     summarised them (a state reused for other data would give silently wrong scores)."""
     turns = [(m.text, m.created_at.isoformat()) for m in h.memories]
-    return hashlib.sha256(json.dumps([h.key, chat.name, turns]).encode()).hexdigest()[:16]
+    made = [h.key, chat.name, turns] + ([] if gate == GATE_OFF else [gate])  # a gated state differs
+    return hashlib.sha256(json.dumps(made).encode()).hexdigest()[:16]
 
 
 def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> dict[int, int]:
@@ -150,8 +164,8 @@ def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> di
     started = time.perf_counter()
     ids: dict[int, int] = {}
     for session in sessions(h):
-        written = run_direct(design.write_stage(h.key, session.entries), chat)
-        ids.update(zip(session.positions, written, strict=True))
+        written = run_direct(design.remember_stage(h.key, session.entries), chat)
+        ids.update((p, i) for p, i in zip(session.positions, written, strict=True) if i is not None)
         run_direct(design.consolidate_stage(h.key, session.entries[-1].at), chat)
     cost.seconds += time.perf_counter() - started
     calls, tokens = (a - b for a, b in zip(_spent(chat), before, strict=True))
@@ -178,7 +192,7 @@ def _assemble(design: MemoryDesign, h: Haystack, q: Question, budget: int | str,
     assert context.tokens <= min(wanted, room), f"{design.name} assembled {context.tokens} > {min(wanted, room)}"
     evidence = sorted(q.evidence)
     return Asked(q, budget, context, elapsed, budget != WINDOW and wanted > room,
-                 [h.memories[i].text for i in evidence], [ids[i] for i in evidence])
+                 [h.memories[i].text for i in evidence], [ids[i] for i in evidence if i in ids])
 
 
 def _answer(asked: list[Asked], models: Models) -> None:

@@ -10,6 +10,11 @@ invented evidence. Insights become ``reflection`` memories that cite their
 evidence, with depth = 1 + the deepest memory cited (observations are depth 0),
 so later reflections can cite earlier ones and form trees.
 
+With a checker (``memstream.trust``), each insight passes the write gate and the critic (is it
+supported by the memories it cites? does it or its evidence carry an instruction?) before it is
+written; a rejected one is dropped, audited by the checker and listed in ``dropped``. An insight
+cannot cite a text the gate blocked: a blocked text is never written, so it has no id to cite.
+
 The trigger's state lives in the stream (:meth:`MemoryStream.reflected_through`: the id
 through which the owner last reflected), so it survives a reopen.
 """
@@ -23,6 +28,7 @@ from memstream.models import ChatModel, Request, Stage, run_direct
 from memstream.reflection import prompts
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
 from memstream.stream import DIALOGUE, OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
+from memstream.trust import Checker
 
 THRESHOLD = 150
 RECENT = 100
@@ -67,12 +73,12 @@ def accumulated_importance(stream: MemoryStream, owner: str) -> int:
     return stream.importance_since(owner, TRIGGER_KINDS, stream.reflected_through(owner))
 
 
-def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime,
-                        threshold: int = THRESHOLD) -> Stage[ReflectionResult | None]:
+def maybe_reflect_stage(stream: MemoryStream, owner: str, now: datetime, threshold: int = THRESHOLD, *,
+                        checker: Checker | None = None) -> Stage[ReflectionResult | None]:
     """Reflect if the trigger has fired; otherwise None (and no request)."""
     if accumulated_importance(stream, owner) < threshold:
         return None
-    return (yield from reflect_stage(stream, owner, now))
+    return (yield from reflect_stage(stream, owner, now, checker=checker))
 
 
 def maybe_reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel,
@@ -85,8 +91,8 @@ def _depth(memory: Memory) -> int:
     return int(memory.metadata.get("depth", 0))
 
 
-def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
-                  evidence_k: int = EVIDENCE_K) -> Stage[ReflectionResult]:
+def reflect_stage(stream: MemoryStream, owner: str, now: datetime, evidence_k: int = EVIDENCE_K, *,
+                  checker: Checker | None = None) -> Stage[ReflectionResult]:
     """One reflection for ``owner`` at simulated time ``now``: questions, then every question's insights
     asked together, then their importance; the insights are written with their citations."""
     result = ReflectionResult(owner, now)
@@ -113,6 +119,8 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
                 cited = [evidence[question][n - 1] for n in dict.fromkeys(insight.because)]
                 pending.append((insight, cited, question))
                 seen.add(insight.insight.strip().lower())
+    if pending and checker is not None:
+        pending = yield from _checked(checker, owner, now, pending, result)
     if pending:
         ratings = yield from importance_stage([i.insight for i, _, _ in pending])
         for (insight, cited, question), importance in zip(pending, ratings, strict=True):
@@ -126,9 +134,25 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime,
 
 
 def reflect(stream: MemoryStream, owner: str, now: datetime, *, chat: ChatModel,
-            evidence_k: int = EVIDENCE_K) -> ReflectionResult:
+            evidence_k: int = EVIDENCE_K, checker: Checker | None = None) -> ReflectionResult:
     """:func:`reflect_stage`, answered at once by ``chat``."""
-    return run_direct(reflect_stage(stream, owner, now, evidence_k), chat)
+    return run_direct(reflect_stage(stream, owner, now, evidence_k, checker=checker), chat)
+
+
+def _checked(checker: Checker, owner: str, now: datetime, pending: list[tuple[Insight, list[Memory], str]],
+             result: ReflectionResult) -> Stage[list[tuple[Insight, list[Memory], str]]]:
+    """The pending insights the gate and the critic allow; the others dropped with the reason."""
+    verdicts = yield from checker.consolidation_stage(
+        owner, [i.insight for i, _, _ in pending], [[m.text for m in cited] for _, cited, _ in pending],
+        what="insight", source=f"{prompts.INSIGHTS_PURPOSE} citing memories", at=now.isoformat())
+    kept = []
+    for (insight, cited, question), verdict in zip(pending, verdicts, strict=True):
+        if verdict.allowed:
+            kept.append((insight, cited, question))
+        else:
+            check = "the check could not run" if verdict.failed else f"rejected ({verdict.by}): {verdict.reason}"
+            result.dropped.append(DroppedInsight(question, insight.insight, check))
+    return kept
 
 
 def _note_problem(result: ReflectionResult, request: Request) -> None:

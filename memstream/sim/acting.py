@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import datetime
 
-from memstream.models import Stage
+from memstream.models import Stage, concurrently
 from memstream.offline_text import doing
 from memstream.planning import SLEEPING, decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
 from memstream.reflection import maybe_reflect_stage
@@ -25,6 +25,10 @@ from memstream.sim.scene import Scene
 from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
 from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
+from memstream.trust import Checker
+
+#: A whispered memory's provenance, as the gate is told it and the memory records it.
+WHISPERED = "whispered"
 
 #: Observations this poignant or more make the agent consider changing its plan.
 REACT_IMPORTANCE = 7
@@ -37,8 +41,9 @@ IDLE_IMPORTANCE = 1
 class Acting:
     def __init__(self, stream: MemoryStream, events: EventLog, movement: Movement, scene: Scene,
                  conversation_of: Callable[[str], Conversation | None], ablate: frozenset[str],
-                 whispers: list[Whisper], spatial: Spatial) -> None:
+                 whispers: list[Whisper], spatial: Spatial, checker: Checker | None = None) -> None:
         self.stream, self.events, self.movement, self.scene, self.spatial = stream, events, movement, scene, spatial
+        self.checker = checker or Checker.off()
         self.conversation_of, self.ablate = conversation_of, ablate
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
         self.add_whispers(whispers)
@@ -55,18 +60,25 @@ class Acting:
         due = [w for w in self.whispers[a.name] if w.at <= now and w.id not in a.mind.heard]
         if not due:
             return
-        ratings = yield from importance_stage([w.text for w in due])
-        for w, importance in zip(due, ratings, strict=True):
-            self.stream.write(new_memory(owner=a.name, text=w.text, kind=THOUGHT, created_at=now,
-                                         importance=importance, metadata={"whisper": w.id}))
+        texts = [w.text for w in due]
+        verdicts, ratings = yield from concurrently([
+            self.checker.gate_stage(a.name, texts, what="whisper", sources=[WHISPERED] * len(due), at=now.isoformat()),
+            importance_stage(texts)])
+        for w, verdict, importance in zip(due, verdicts, ratings, strict=True):
+            if verdict.allowed:
+                self.stream.write(new_memory(owner=a.name, text=w.text, kind=THOUGHT, created_at=now,
+                                             importance=importance, metadata={"whisper": w.id, "source": WHISPERED}))
+                self.spatial.hear(a, w.text, now)
+            else:
+                self.events.log(now, a.name, f"keeps out a whisper ({verdict.reason}): {w.text[:80]}", a.where)
             a.mind.heard.append(w.id)
-            self.spatial.hear(a, w.text, now)
-        self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.where)
+        if verdicts[-1].allowed:
+            self.events.log(now, a.name, f"hears a whisper: {due[-1].text[:80]}", a.where)
 
     def reflect_if_due(self, a: Agent, now: datetime) -> Stage[None]:
         """The reflection trigger reads the stream, which holds what the agent perceived up to its last step."""
         a.senses.perceived_since_check = False
-        result = yield from maybe_reflect_stage(self.stream, a.name, now)
+        result = yield from maybe_reflect_stage(self.stream, a.name, now, checker=self.checker)
         if result is not None:
             self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.where)
 

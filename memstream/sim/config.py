@@ -27,7 +27,10 @@ DEFAULT_HOURS = 3.0
 #: The longest run: ten simulated years.
 MAX_HOURS = 24 * 366 * 10
 #: Settings a fork may change; the others (town, agents, start, seed, step, embedder) make it another run.
-FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every")
+FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every", "gate",
+                "critic")
+#: ``gate`` values: the run's own model (its requests batched with the step's), the offline rules, or none.
+GATE_LLM, GATE_OFFLINE, GATE_OFF = "llm", "offline", "off"
 
 
 class RunConfig(BaseModel):
@@ -50,6 +53,10 @@ class RunConfig(BaseModel):
     scenario: str | None = None  # the scenario the run was made from, if any
     keep_every: WholeNumber = Field(default=12, ge=1, le=24 * 366)  # whole simulated hours between kept checkpoints
     forked_from: str | None = None  # RUN@TIME this run was forked from
+    #: The write gate in front of every agent's stream (memstream.trust): offline (the rules, the default: they
+    #: cost no model call), llm (the run's model, in the step's batches) or off.
+    gate: str = GATE_OFFLINE
+    critic: bool = True  # the critic in front of reflection insights (with the gate on)
 
     @field_validator("format")
     @classmethod
@@ -65,6 +72,15 @@ class RunConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown ablation {unknown[0]!r}; choose from {', '.join(ABLATIONS)}")
         return sorted(set(value))
+
+    @model_validator(mode="after")
+    def _gate(self) -> RunConfig:
+        if self.gate == self.llm and self.gate not in (GATE_OFFLINE, GATE_OFF):  # the run's model by its spec
+            self.gate = GATE_LLM
+        if self.gate not in (GATE_LLM, GATE_OFFLINE, GATE_OFF):
+            raise ValueError(f"gate {self.gate!r}: use off, offline, or the run's model ({self.llm}); the gate's "
+                             "requests are batched with the step's, so it asks the model the agents ask")
+        return self
 
     @field_validator("start")
     @classmethod

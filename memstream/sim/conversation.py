@@ -28,6 +28,7 @@ from memstream.sim.events import EventLog
 from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
 from memstream.sim.spatial import Spatial
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
+from memstream.trust import Checker
 
 CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
@@ -40,10 +41,12 @@ class Conversations:
     :class:`~memstream.sim.agent.Social` side)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
-                 occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial) -> None:
+                 occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial,
+                 checker: Checker | None = None) -> None:
         self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.seed = seed  # whom an agent approaches among those here is drawn from it (approached)
         self.spatial = spatial  # the places a side names become known to the other
+        self.checker = checker or Checker.off()
         self.ablate = ablate  # without observation nothing heard is written; without planning, no re-planning
         self.by_agent: dict[str, Conversation] = {}
 
@@ -149,24 +152,46 @@ class Conversations:
                       Request(prompts.PLANS_PURPOSE, prompts.plans_messages(identity, name, f"{now:%A %d %B %Y}",
                                                                           f"{now:%H:%M}", dialogue), parse_plans)]
         answers = yield asked
+        kept = yield from concurrently([self._gated(name, conv.other(name), dialogue, answers[3 * i + 1],
+                                                    answers[3 * i + 2], now) for i, name in enumerate(sides)])
         thoughts = []
         for i, name in enumerate(sides):
             importance, memo, plans = answers[3 * i: 3 * i + 3]
+            dialogue_ok, memo_ok, plans_ok = kept[i]
             other = conv.other(name)
             importance = importance or FALLBACK_IMPORTANCE
+            self.agents[name].senses.perceived_since_check = True  # the dialogue counts toward reflection
+            if not dialogue_ok:  # what was said is kept out, and so is all the side would draw from it
+                thoughts.append((name, "", 0))
+                continue
             said = self.stream.write(new_memory(owner=name, text=f"Conversation with {other}:\n{dialogue}",
                                                 kind=DIALOGUE, created_at=now, importance=importance,
                                                 metadata={"with_": other}))
+            if memo_ok:
+                self.stream.write(new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT,
+                                             created_at=now, importance=importance, cites=(said,),
+                                             metadata={"with_": other, "memo": True}))
+            if not plans_ok:
+                thoughts.append((name, "", 0))
+                continue
             thought = prompts.PLANS_PREFIX + (plans or f"nothing to plan after talking with {other}")
-            self.stream.write(new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT,
-                                         created_at=now, importance=importance, cites=(said,),
-                                         metadata={"with_": other, "memo": True}))
             planned = self.stream.write(new_memory(owner=name, text=thought, kind=THOUGHT, created_at=now,
                                                    importance=importance, cites=(said,),
                                                    metadata={"with_": other, "planning": True}))
             thoughts.append((name, thought if plans else "", planned))
-            self.agents[name].senses.perceived_since_check = True  # the dialogue counts toward reflection
         return thoughts
+
+    def _gated(self, name: str, other: str, dialogue: str, memo: str | None, plans: str | None,
+               now: datetime) -> Stage[tuple[bool, bool, bool]]:
+        """Whether the side keeps the dialogue (told by the other), its memo and its planning thought
+        (the model's, from the dialogue): each past the write gate, the three asked in one round."""
+        texts = [dialogue, memo or "", plans or ""]
+        sources = [f"told by {other}", f"{prompts.SUMMARY_PURPOSE} of a conversation with {other}",
+                   f"{prompts.PLANS_PURPOSE} after a conversation with {other}"]
+        asked = [(t, src) for t, src in zip(texts, sources, strict=True) if t]
+        verdicts = iter((yield from self.checker.gate_stage(name, [t for t, _ in asked], what="conversation",
+                                                            sources=[src for _, src in asked], at=now.isoformat())))
+        return tuple(next(verdicts).allowed if t else True for t in texts)  # type: ignore[return-value]
 
     def _reconsider(self, name: str, thought: str, memory_id: int, other: str, now: datetime) -> Stage[None]:
         """Whether the conversation changes the rest of the agent's day (react, as to an observation)."""

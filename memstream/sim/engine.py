@@ -54,6 +54,7 @@ from memstream.sim.whisper import Whisper
 from memstream.sim.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
 from memstream.timeutil import from_epoch, to_epoch
+from memstream.trust import Audit, Checker
 
 #: The cycle collector's thresholds while a simulation runs (Python's defaults: 700, 10, 10).
 GC_THRESHOLDS = (50_000, 20, 100)
@@ -91,8 +92,9 @@ class Simulation:
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
-                 whispers: list[Whisper] = (), seed: int = 0) -> None:
+                 whispers: list[Whisper] = (), seed: int = 0, checker: Checker | None = None) -> None:
         self.town, self.stream, self.chat, self.events = town, stream, chat, events
+        self.checker = checker or Checker.off()  # the write gate and critic in front of every stream
         self.step_s = step_s
         unknown = set(ablate) - set(ABLATIONS)
         if unknown:
@@ -106,12 +108,12 @@ class Simulation:
         self.movement = Movement(town, self.agents, self.scene)
         self.objects = Objects(town, self.movement, self.scene, events)
         self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
-                                     town.vision_radius)
+                                     town.vision_radius, self.checker)
         self.spatial = Spatial(town, self.agents, self.movement.map, self.perception.nearby, stream, self.ablate)
         self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
-                                  self.spatial)
+                                  self.spatial, self.checker)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
-                             self.spatial)
+                             self.spatial, self.checker)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
         self._fallback = OfflineChatModel(seed)
@@ -133,7 +135,7 @@ class Simulation:
     def get_state(self) -> dict[str, Any]:
         return {"time": self.last_tick, "agents": [self.agents[n].get_state() for n in self.order],
                 "conversations": self.talk.get_state(), **self.objects.state.get_state(),
-                **self.scene.get_state(), "agent_steps": self.agent_steps}
+                **self.scene.get_state(), "agent_steps": self.agent_steps, "trust": self.checker.audit.to_dict()}
 
     def set_state(self, state: dict[str, Any]) -> None:
         for s in state["agents"]:
@@ -142,6 +144,8 @@ class Simulation:
         self.objects.state.set_state(state)
         self.scene.set_state(state)
         self.agent_steps = state["agent_steps"]
+        if "trust" in state:  # a checkpoint from before the gate has none
+            self.checker.audit = Audit.from_dict(state["trust"])
         self.movement.index()
         self.spatial.reindex()
         self.scene.stir(*self.objects.things_in)

@@ -69,13 +69,13 @@ def fact_terms(fact: str) -> list[str]:
     return terms
 
 
-def _mentions(terms: list[str]) -> re.Pattern[str]:
+def mentions(terms: list[str]) -> re.Pattern[str]:
     return re.compile("".join(rf"(?=.*\b{re.escape(t)}\b)" for t in terms), re.IGNORECASE | re.DOTALL)
 
 
 def knowers(run: RunDir, fact: str) -> dict[str, list[Memory]]:
     """Each agent's memories that mention ``fact``, oldest first (agents with none are left out)."""
-    pattern = _mentions(fact_terms(fact))
+    pattern = mentions(fact_terms(fact))
     found: dict[str, list[Memory]] = {}
     for agent, m in memories(run):
         if pattern.match(m.text):

@@ -7,6 +7,7 @@ from typing import Any
 from memstream.models import CachedChatModel, CachedEmbedder
 from memstream.sim.config import RunConfig
 from memstream.sim.engine import Simulation
+from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE
 
 
 def model_calls(chat: CachedChatModel) -> int:
@@ -37,5 +38,14 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         "structured_probe": probe.as_dict() if (probe := getattr(chat.inner, "structured_probe", None)) else None,
         "prefix_cache_share": chat.usage.prefix_cache_share(),
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
+        "gate": {"by": sim.checker.name, "critic": sim.checker.critic and sim.checker.enabled,
+                 **sim.checker.audit.to_dict()["counts"],
+                 "calls_per_agent_step": round(_gate_calls(chat) / max(sim.agent_steps, 1), 5)},
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
     }
+
+
+def _gate_calls(chat: CachedChatModel) -> int:
+    """Calls the gate and the critic made that reached the model (their cost, apart from the run's)."""
+    usage = [u for p, u in chat.usage.by_purpose.items() if p in (GATE_PURPOSE, CRITIC_PURPOSE)]
+    return sum(u.calls - u.cache_hits for u in usage)

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memstream.models import Stage
+from memstream.models import Stage, concurrently
 from memstream.offline_text import doing
 from memstream.sim.agent import Agent
 from memstream.sim.movement import Movement
 from memstream.sim.objects import Objects
 from memstream.sim.scene import Scene
 from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
+from memstream.trust import Checker
+
+#: An observation's provenance, as the gate is told it.
+PERCEIVED = "perceived"
 
 #: New things an agent takes in per step (the reference implementation's attention bandwidth).
 ATTENTION = 3
@@ -25,22 +29,33 @@ SEEN_CHARS = 120             # what an agent notes of another's activity
 
 class Perception:
     def __init__(self, agents: dict[str, Agent], movement: Movement, objects: Objects, scene: Scene,
-                 stream: MemoryStream, vision_radius: float) -> None:
+                 stream: MemoryStream, vision_radius: float, checker: Checker | None = None) -> None:
         self.agents, self.movement, self.objects, self.scene, self.stream = agents, movement, objects, scene, stream
+        self.checker = checker or Checker.off()
         self.nearby = movement.map.within(vision_radius)
 
     def perceive(self, a: Agent, now: datetime) -> Stage[tuple[int, str] | None]:
-        """Write what is new nearby, rated by the model; the most poignant ``(importance, text)``, if any."""
+        """Write what is new nearby (each text past the write gate, asked beside its rating); the most
+        poignant ``(importance, text)`` written, if any. A blocked one is seen (not checked again) but not kept."""
         new = self.look(a)
         if not new:
             return None
-        ratings = yield from importance_stage([text for _, text in new])
-        for (key, text), importance in zip(new, ratings, strict=True):
+        texts = [text for _, text in new]
+        verdicts, ratings = yield from concurrently([
+            self.checker.gate_stage(a.name, texts, what="observation", sources=[PERCEIVED] * len(new),
+                                    at=now.isoformat()),
+            importance_stage(texts)])
+        kept = []
+        for (key, text), verdict, importance in zip(new, verdicts, ratings, strict=True):
             a.senses.seen[key] = text
-            self.stream.write(new_memory(owner=a.name, text=text, kind=OBSERVATION, created_at=now,
-                                         importance=importance, metadata={"about": key}))
+            if verdict.allowed:
+                self.stream.write(new_memory(owner=a.name, text=text, kind=OBSERVATION, created_at=now,
+                                             importance=importance, metadata={"about": key}))
+                kept.append((importance, text))
+        if not kept:
+            return None
         a.senses.perceived_since_check = True
-        return max(zip(ratings, (t for _, t in new), strict=True))
+        return max(kept)
 
     def look(self, a: Agent) -> list[tuple[str, str]]:
         """New observations about what is near (at most ATTENTION), skipping any already held."""

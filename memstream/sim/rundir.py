@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memstream.errors import MemstreamError
-from memstream.files import problem, read_json
+from memstream.files import problem, read_json, read_text
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
 from memstream.sim.agent import Agent
 from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
@@ -47,10 +47,12 @@ from memstream.sim.whisper import Whisper, dump_whispers, parse_whispers
 from memstream.sim.world import Town
 from memstream.stream import MemoryStream, Weights
 from memstream.timeutil import from_epoch, to_epoch
+from memstream.trust import Blocked
 
 CONFIG, TOWN, STREAM, CALLS = "config.json", "town.json", "streams.db", "calls.db"
 EVENTS, METRICS, WHISPERS, LOCK = "events.jsonl", "metrics.json", "whispers.json", "run.lock"
 CHECKPOINTS, LATEST, STATE = "checkpoint", "LATEST", "state.json"
+BLOCKED = "blocked.jsonl"
 #: SQLite's files beside a database in WAL mode.
 SIDECARS = ("-wal", "-shm")
 #: What a checkpoint's state must hold to resume from.
@@ -268,6 +270,29 @@ class RunDir:
     def write_metrics(self, metrics: dict[str, Any]) -> None:
         self._require_writer()
         _write_atomic(self.path / METRICS, json.dumps(metrics, indent=2))
+
+    @staticmethod
+    def blocked_file(path: str | Path) -> Path:
+        return Path(path) / BLOCKED
+
+    def blocked(self) -> list[dict[str, Any]]:
+        """What the write gate and the critic kept out of the agents' streams (none if the run has no log)."""
+        path = self.path / BLOCKED
+        if not path.is_file():
+            return []
+        out = []
+        for n, line in enumerate(read_text(path, "log of blocked writes").splitlines(), 1):
+            try:
+                out.append(Blocked(**json.loads(line)).to_dict())
+            except (ValueError, TypeError):
+                raise MemstreamError(f"{path}:{n} is not a blocked write; resume the run (--resume) to write the "
+                                     "log again from its checkpoint") from None
+        return out
+
+    def write_blocked(self, blocked: list[dict[str, Any]]) -> None:
+        """The log of what was kept out, written whole (the checkpoint holds the same, so a resume agrees)."""
+        self._require_writer()
+        _write_atomic(self.path / BLOCKED, "".join(json.dumps(b) + "\n" for b in blocked))
 
     # -- whispers -----------------------------------------------------------------------------------
 

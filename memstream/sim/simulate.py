@@ -16,11 +16,12 @@ from tqdm import tqdm
 
 from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
-from memstream.sim.config import RunResult
+from memstream.sim.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.engine import Simulation
 from memstream.sim.metrics import model_calls, run_metrics
 from memstream.sim.rundir import Checkpoint, RunDir
 from memstream.sim.stop import Stop
+from memstream.trust import Checker, judge_name
 
 
 def simulate(run: RunDir, point: Checkpoint | None, *, progress: bool = True,
@@ -44,7 +45,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
-                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step), seed=config.seed)
+                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step), seed=config.seed,
+                     checker=run_checker(config, chat))
     wall_before, own_from = 0.0, 0
     if not state:
         try:
@@ -106,6 +108,7 @@ def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: Ca
 
 
 def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, metrics: dict) -> RunResult:
+    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])  # also where it stopped between checkpoints
     run.write_metrics(metrics)
     sim.events.close()
     sim.stream.close()
@@ -113,11 +116,21 @@ def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, met
     return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
 
 
+def run_checker(config: RunConfig, chat: ChatModel) -> Checker:
+    """The run's write gate and critic: its own model's, asked in the step's batches, the offline rules, or none."""
+    if config.gate == GATE_OFF:
+        return Checker.off()
+    if config.gate == GATE_OFFLINE:
+        return Checker.offline(critic=config.critic)
+    return Checker(by=judge_name(chat), critic=config.critic)
+
+
 def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float, own_from: int) -> None:
-    """The event log written, then a checkpoint at the end of the step under way (the stream writes what it
-    holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a fork's source had taken) are
-    this run directory's own: a fork counts its own time and steps."""
+    """The event log and the log of what was kept out written, then a checkpoint at the end of the step under
+    way (the stream writes what it holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a
+    fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
+    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
                                                  "wall_s": wall_s, "own_steps_from": own_from},

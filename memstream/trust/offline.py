@@ -123,6 +123,15 @@ def answer_gate(messages: list[Message]) -> str:
     return answer(gate_reason(text))
 
 
+#: Letters two words must share at the start to count as one (walks / walked, artist / artists).
+STEM = 5
+
+
+def _stems(text: str) -> set[str]:
+    """A text's content words, a possessive dropped and cut to their first :data:`STEM` letters."""
+    return {w.removesuffix("'s")[:STEM] for w in content_words(text)}
+
+
 def answer_critic(messages: list[Message]) -> str:
     prompt = prompt_of(messages)
     claim = prompts.unquoted(prompts.section(prompt, prompts.CLAIM_MARKER))
@@ -139,9 +148,9 @@ def critic_reason(claim: str, evidence: list[str]) -> str | None:
         reason = gate_reason(text)
         if reason is not None:
             return f"{'the claim' if text is claim else 'its evidence'} {reason}"
-    evidence_words = {w for e in evidence for w in content_words(e)}
+    evidence_words = {w for e in evidence for w in _stems(e)}
     subject = names(claim)[:1]
-    said = set(content_words(claim)) - {w for n in subject for w in content_words(n)}
+    said = _stems(claim) - {w for n in subject for w in _stems(n)}
     if not evidence_words & said:
         return "its evidence does not mention what it claims"
     return None

@@ -153,7 +153,7 @@ def test_run_weights_are_kept_in_the_runs_config(tmp_path: Path, capsys) -> None
     assert (config["weights"]["recency"], config["weights"]["importance"], config["weights"]["relevance"]) == (0.5, 2, 3)
     capsys.readouterr()
     assert main(["run", "--resume", str(out), "--weights", "rel=1"]) == 2
-    assert "keeps the weights and ablations it started with; fork it" in capsys.readouterr().err
+    assert "keeps the weights, ablations and gate it started with; fork it" in capsys.readouterr().err
     assert main(["run", "--weights", "rec=1,imp=x", "--hours", "1", "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
 

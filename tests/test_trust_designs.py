@@ -43,7 +43,7 @@ def test_a_blocked_entry_is_in_no_context_and_audited_with_its_source(name: str)
     assert ids[7] is None and all(i is not None for j, i in enumerate(ids) if j != 7)
     for query in ("is the meeting cancelled?", POISON):
         context = design.context("ann", query, T0 + timedelta(days=1), 100_000)
-        assert "cancelled" not in context.text and "assistant" not in context.text
+        assert "cancelled" not in context.text and "Note to the assistant" not in context.text
     [kept_out] = design.checker.audit.blocked
     assert (kept_out.text, kept_out.source, kept_out.check) == (POISON, "turn from Ann", "gate")
     assert kept_out.reason and kept_out.by == "offline rules" and not kept_out.failed

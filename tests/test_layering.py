@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memstream"
 LAYERS = {
     "errors": 0, "timeutil": 0, "offline_text": 0, "files": 0,
     "models": 1,
-    "stream": 2,
+    "stream": 2, "facts": 2,
     "reflection": 3,
     "planning": 4, "designs": 4,
     "sim": 5, "eval": 5,
@@ -29,7 +29,7 @@ LAYERS = {
 #: Same layer, still apart: eval beside sim, designs beside planning, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning")}
 #: Packages whose face (``__init__``) is the only way in from another package.
-FACED = {"models", "stream", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
+FACED = {"models", "stream", "facts", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
 
 
 def module_name(path: Path) -> str:

@@ -1,8 +1,9 @@
-"""Memory designs side by side: one interface (write, context, consolidate, state), five designs.
+"""Memory designs side by side: one interface (write, context, consolidate, state), six designs.
 
 ``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
-its reflection) and ``tiered`` (pinned, summary, window and retrieved under per-tier budgets).
+its reflection), ``tiered`` (pinned, summary, window and retrieved under per-tier budgets) and
+``facts`` (versioned facts extracted as they are said, over ``memstream.facts``).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -11,6 +12,7 @@ from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
+from memstream.designs.facts import FactsConfig, FactsDesign
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.persist import load_state, save_state
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
@@ -32,6 +34,7 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
+    "FactsConfig", "FactsDesign",
     "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
     "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
     "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",

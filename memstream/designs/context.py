@@ -23,6 +23,8 @@ TITLES = {
     "retrieved": "Retrieved memories",
     "window": "Recent conversation",
     "history": "Conversation history",
+    "profile": "Profile (from current preferences)",
+    "facts": "Facts (current versions; an earlier one says until when it held)",
 }
 
 

@@ -56,36 +56,43 @@ def recall(store: FactStore, owner: str, query: str, at: datetime, *, k: int = 2
     scope = (f"SELECT f.id FROM facts f WHERE f.tenant=? AND f.owner=? AND {cond}", [tenant, owner, *values])
     q = store.embedder.embed([query])[0] if query.strip() else None
     with store.snapshot() as db:
-        rows = db.execute(scope[0].replace("SELECT f.id", "SELECT f.id, f.embedding, f.salience, f.created_s"),
-                          scope[1]).fetchall()
+        rows = db.execute(scope[0].replace("SELECT f.id", "SELECT f.id, f.salience, f.created_s"), scope[1]).fetchall()
         if not rows:
             return []
-        ids = np.array([r[0] for r in rows])
-        lists = [_dense(rows, q, p.candidates)] if q is not None else []
+        ids = np.array([r[0] for r in rows], dtype=np.int64)
+        sims = _similarity(store, tenant, owner, ids, q)
+        lists = [_dense(ids, sims, p.candidates)] if q is not None else []
         lists.append(_lexical(db, scope, query, p.candidates))
         fused = _fuse(lists)
-        if not fused:
-            fused = {int(i): 0.0 for i in ids[np.argsort([-r[3] for r in rows])][:k]}  # no query: newest first
+        if not fused:  # no words to search by: the newest
+            fused = {int(i): 0.0 for i in ids[np.argsort([-r[2] for r in rows], kind="stable")][:k]}
         via = {i: [name for name, ranked in zip(("vector", "bm25"), lists, strict=False) if i in ranked]
                for i in fused}
         for i, extra in _expand(db, fused, set(ids.tolist()), p).items():
             fused[i] = fused.get(i, 0.0) + extra
             via.setdefault(i, []).append("edge")
-        meta = {r[0]: (r[2], r[3]) for r in rows}
+        meta = {r[0]: (r[1], r[2]) for r in rows}
         top = max(fused.values()) or 1.0
         half = p.half_life_days * 86_400.0
         final = {i: s / top + p.salience * meta[i][0] + p.recency * 0.5 ** (max(0.0, at_s - meta[i][1]) / half)
                  for i, s in fused.items()}
         best = sorted(final, key=lambda i: (-final[i], -i))[:k]
         facts = {f.id: f for f in store.facts(best)}
-    return [Hit(facts[i], round(final[i], 6), via[i]) for i in best if i in facts]
+        cosine = dict(zip(ids.tolist(), sims.tolist(), strict=True)) if sims is not None else {}
+    return [Hit(facts[i], round(final[i], 6), via[i], round(cosine.get(i, 0.0), 6)) for i in best if i in facts]
 
 
-def _dense(rows: list[tuple], q: np.ndarray, n: int) -> list[int]:
-    vectors = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
-    sims = vectors @ q.astype(np.float32)
-    order = np.lexsort((-np.array([r[0] for r in rows]), -sims))[:n]  # ties toward the newer fact
-    return [int(rows[i][0]) for i in order]
+def _similarity(store: FactStore, tenant: str, owner: str, ids: np.ndarray, q: np.ndarray | None) -> np.ndarray | None:
+    """The cosine of ``q`` with each of the filtered facts ``ids`` (their vectors are unit length)."""
+    if q is None:
+        return None
+    every, vectors = store.matrix(tenant, owner)
+    return vectors[np.searchsorted(every, ids)] @ q.astype(np.float32)
+
+
+def _dense(ids: np.ndarray, sims: np.ndarray, n: int) -> list[int]:
+    order = np.lexsort((-ids, -sims))[:n]  # ties toward the newer fact
+    return [int(ids[i]) for i in order]
 
 
 def _lexical(db: sqlite3.Connection, scope: tuple[str, list], query: str, n: int) -> list[int]:

@@ -165,6 +165,7 @@ class Hit:
     fact: Fact
     score: float
     via: list[str] = field(default_factory=list)
+    similarity: float = 0.0  # the dense cosine with the query
 
 
 def epoch(at: datetime | None) -> float | None:

@@ -43,6 +43,7 @@ class FactStore:
         self.embedder = embedder
         self.readonly = readonly
         self.in_memory = self.path == ":memory:"
+        self._matrices: dict[tuple[str, str], tuple[tuple[int, int], np.ndarray, np.ndarray]] = {}
         if not self.in_memory:
             _check_path(Path(self.path), create and not readonly)
         try:
@@ -142,6 +143,22 @@ class FactStore:
                             [(self.cache_key(t), np.ascontiguousarray(v, dtype=np.float32).tobytes())
                              for t, v in zip(texts, vectors, strict=True)])
 
+    def matrix(self, tenant: str, owner: str) -> tuple[np.ndarray, np.ndarray]:
+        """Every fact of ``owner`` as (sorted ids, their vectors), read again only after a write (this
+        connection's or another process's): a read ranks a filtered subset of it without decoding blobs."""
+        version = (0 if self.in_memory else self.db.execute("PRAGMA data_version").fetchone()[0],
+                   self.db.total_changes)
+        held = self._matrices.get((tenant, owner))
+        if held is None or held[0] != version:
+            rows = self.db.execute("SELECT id, embedding FROM facts WHERE tenant=? AND owner=? ORDER BY id",
+                                   (tenant, owner)).fetchall()
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            vectors = (np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+                       if rows else np.zeros((0, 0), dtype=np.float32))
+            held = (version, ids, vectors)
+            self._matrices[(tenant, owner)] = held
+        return held[1], held[2]
+
     # -- reading rows ---------------------------------------------------------------------------
 
     def facts(self, ids: Sequence[int]) -> list[Fact]:
@@ -175,6 +192,24 @@ class FactStore:
         row = self.db.execute("SELECT id FROM sources WHERE tenant=? AND owner=? AND key=?",
                               (tenant, normalise_owner(owner), key)).fetchone()
         return row[0] if row else None
+
+    def dump_bytes(self) -> bytes:
+        """The whole file as bytes (a design's state, for an in-memory store)."""
+        return self.db.serialize()
+
+    def load_bytes(self, data: bytes) -> None:
+        """Replace an in-memory store's contents with :meth:`dump_bytes` output, checked as an open is."""
+        if not self.in_memory:
+            raise MemstreamError(f"{self.path} is a file; only an in-memory store loads bytes")
+        try:
+            self.db.deserialize(data)
+            fmt, embedder = self.meta("format"), self.meta("embedder")
+        except sqlite3.DatabaseError as e:
+            raise MemstreamError(f"the facts state is not a facts file ({_reason(e)})") from None
+        if fmt != schema.FORMAT or embedder != self.embedder.name:
+            raise MemstreamError(f"the facts state is {fmt!r} with vectors of {embedder!r}, not {schema.FORMAT!r} "
+                                 f"of {self.embedder.name!r}")
+        self._matrices.clear()
 
     def close(self) -> None:
         self.db.close()

@@ -12,7 +12,7 @@ from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
-from memstream.designs.facts import FactsConfig, FactsDesign
+from memstream.designs.facts import FactsConfig, FactsDesign, entry_key
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.persist import load_state, save_state
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
@@ -34,7 +34,7 @@ from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 
 __all__ = [
-    "FactsConfig", "FactsDesign",
+    "FactsConfig", "FactsDesign", "entry_key",
     "DESIGNS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS", "RRF_K", "Block",
     "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext", "Line",
     "MemoryDesign", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",

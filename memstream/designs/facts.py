@@ -36,7 +36,7 @@ from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
 from memstream.errors import MemstreamError
 from memstream.facts import Change, Fact, FactStore, NewFact, Source, apply, profile, recall, sweep
-from memstream.models import Embedder, Request, Stage, make_embedder
+from memstream.models import Embedder, Request, Stage
 from memstream.stream import normalise_owner
 from memstream.timeutil import from_epoch, to_epoch
 
@@ -63,8 +63,8 @@ class FactsDesign(MemoryDesign):
 
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
-        self.embedder = embedder or make_embedder()
-        self.store = FactStore(self.config.path, self.embedder)
+        self.store = FactStore(self.config.path, embedder)  # a file reopens with its own embedder
+        self.embedder = self.store.embedder
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -117,7 +117,7 @@ class FactsDesign(MemoryDesign):
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
         """The expiry sweeper (no model)."""
-        return sweep(self.store, now)
+        return sweep(self.store, now, owner=owner, tenant=self.config.tenant)
         yield
 
     # -- reading -----------------------------------------------------------------------------------

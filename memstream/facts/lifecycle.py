@@ -85,13 +85,15 @@ def restore(store: FactStore, owner: str, ids: Sequence[int], at: datetime, *, t
     return changed
 
 
-def sweep(store: FactStore, now: datetime) -> int:
-    """The expiry sweeper: soft-delete every fact whose time has passed (``deleted_why`` 'expired'),
-    one audit record per owner; how many. Reads already hide them; this makes it a recorded write."""
+def sweep(store: FactStore, now: datetime, *, owner: str | None = None, tenant: str = "") -> int:
+    """The expiry sweeper: soft-delete every fact (of ``owner`` if given, else everyone's) whose time has
+    passed (``deleted_why`` 'expired'), one audit record per owner; how many. Reads already hide them;
+    this makes it a recorded write."""
     at_s = to_epoch(now)
+    mine, values = ("AND tenant=? AND owner=?", [tenant, owner_of(owner)]) if owner is not None else ("", [])
     with store.writing() as db:
-        rows = db.execute("SELECT tenant, owner, id FROM facts WHERE deleted_s IS NULL AND expires_s IS NOT NULL "
-                          "AND expires_s <= ? ORDER BY id", (at_s,)).fetchall()
+        rows = db.execute(f"SELECT tenant, owner, id FROM facts WHERE deleted_s IS NULL AND expires_s IS NOT NULL "
+                          f"AND expires_s <= ? {mine} ORDER BY id", (at_s, *values)).fetchall()
         by_owner: dict[tuple[str, str], list[int]] = {}
         for tenant, owner, fid in rows:
             by_owner.setdefault((tenant, owner), []).append(fid)

@@ -28,7 +28,7 @@ import numpy as np
 from memstream.errors import MemstreamError
 from memstream.facts import schema
 from memstream.facts.records import FACT_COLUMNS, Fact, fact_of
-from memstream.models import Embedder
+from memstream.models import Embedder, make_embedder
 from memstream.stream import normalise_owner, read_only_media
 
 #: How long a write waits for another process's write to finish before it gives up.
@@ -38,9 +38,11 @@ BUSY_TIMEOUT_S = 60.0
 class FactStore:
     """Every owner's facts in one file; ``":memory:"`` keeps them in RAM."""
 
-    def __init__(self, path: str | Path, embedder: Embedder, *, create: bool = True, readonly: bool = False) -> None:
+    def __init__(self, path: str | Path, embedder: Embedder | None = None, *, create: bool = True,
+                 readonly: bool = False) -> None:
+        """Open the facts file at ``path``; ``embedder`` defaults to the one the file was written with
+        (else the default), and one that is not the file's is refused."""
         self.path = str(path)
-        self.embedder = embedder
         self.readonly = readonly
         self.in_memory = self.path == ":memory:"
         self._matrices: dict[tuple[str, str], tuple[tuple[int, int], np.ndarray, np.ndarray]] = {}
@@ -58,6 +60,7 @@ class FactStore:
             raise MemstreamError(f"{self.path} holds no facts yet; write some with `memstream facts add`")
         if tables and int(self.meta("schema_version") or 0) > schema.SCHEMA_VERSION:
             raise MemstreamError(f"{self.path} was written by a newer memstream; upgrade memstream")
+        embedder = self.embedder = embedder or make_embedder(self.meta("embedder") if tables else None)
         if tables and self.meta("embedder") not in (None, embedder.name):
             raise MemstreamError(f"{self.path} holds vectors of the {self.meta('embedder')} embedder, not "
                                  f"{embedder.name}; use --embedder {self.meta('embedder')}")

@@ -90,7 +90,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     model_flags(p, cache=False)
     d = p.add_argument_group("answers from memory designs (with --design)")
     d.add_argument("--design", help="measure answers from these designs instead of retrievers: a name, a comma "
-                   "list or all (full, buffer-summary, vector, stream, tiered); full is always measured")
+                   "list or all (full, buffer-summary, vector, stream, tiered, facts); full is always measured")
     d.add_argument("--budget", default="1000,2000,4000", help="context budgets in tokens (default 1000,2000,4000)")
     d.add_argument("--answer", default="offline", help="the answer model: offline (the extractive stand-in) or "
                    "openai:MODEL")

@@ -33,6 +33,8 @@ _STOP = frozenset("a an the and or but of to in on at by for with from as is are
                   "he she it we they me my your his her its our their this that what which who when where why how "
                   "not no so can will would could should about any some".split())
 _WORD = re.compile(r"\w+")
+#: Words a lexical query searches by at most (a whole message as the query would be hundreds of ORs).
+QUERY_WORDS = 24
 
 
 @dataclass(frozen=True)
@@ -96,12 +98,16 @@ def _dense(ids: np.ndarray, sims: np.ndarray, n: int) -> list[int]:
 
 
 def _lexical(db: sqlite3.Connection, scope: tuple[str, list], query: str, n: int) -> list[int]:
-    words = [w for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1]
+    words = list(dict.fromkeys(w for w in _WORD.findall(query.lower()) if w not in _STOP and len(w) > 1))
     if not words:
         return []
-    match = " OR ".join(f'"{w}"' for w in dict.fromkeys(words))
-    rows = db.execute(f"SELECT rowid FROM facts_fts WHERE facts_fts MATCH ? AND rowid IN ({scope[0]}) "
-                      "ORDER BY bm25(facts_fts), rowid DESC LIMIT ?", [match, *scope[1], n]).fetchall()
+    words = sorted(words, key=lambda w: (-len(w), words.index(w)))[:QUERY_WORDS]  # a long message: its rarest-looking
+    match = " OR ".join(f'"{w}"' for w in words)
+    # The match runs once (materialised), then the filter, then the cut: a rowid constraint inside the FTS
+    # query would run the whole match again for each filtered id.
+    rows = db.execute(f"WITH m AS MATERIALIZED (SELECT rowid AS id, bm25(facts_fts) AS s FROM facts_fts WHERE "
+                      f"facts_fts MATCH ?) SELECT id FROM m WHERE id IN ({scope[0]}) ORDER BY s, id DESC LIMIT ?",
+                      [match, *scope[1], n]).fetchall()
     return [r[0] for r in rows]
 
 

@@ -310,3 +310,17 @@ def test_a_bad_fact_is_refused_in_one_line(bad: dict) -> None:
     with pytest.raises(MemstreamError) as e:
         NewFact(**bad)
     assert "\n" not in str(e.value)
+
+
+def test_check_finds_an_index_out_of_step_and_an_edge_to_nowhere(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    add(s, "ann", "m1", "Ann likes tea", at(0))
+    s.close()
+    with closing(sqlite3.connect(tmp_path / "facts.db")) as db:
+        db.execute("DROP TRIGGER facts_fts_delete")
+        db.execute("INSERT INTO edges VALUES (1, 'EXTENDS', 99)")
+        db.execute("DELETE FROM facts WHERE id = 1")
+        db.commit()
+    problems = check_facts_file(tmp_path / "facts.db")
+    assert any("FTS index" in p for p in problems) and any("edges name facts" in p for p in problems)
+    assert any("trigger facts_fts_delete is missing" in p for p in problems)

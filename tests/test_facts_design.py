@@ -152,3 +152,14 @@ def test_bad_extracted_fields_are_refused() -> None:
         with pytest.raises(StructuredOutputError, match=field):
             parse_extracted(bad)
     assert parse_extracted('{"facts": []}') == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(min_size=1, max_size=80))
+def test_an_extracted_text_with_any_characters_is_cleaned_or_skipped_never_a_crash(text: str) -> None:
+    answer = json.dumps({"facts": [{"text": text, "kind": "fact"}, {"text": "I own a red canoe.", "kind": "fact"}]})
+    chat = ScriptedChat({"facts-extract": lambda m: answer})
+    d = design()
+    d.write("u", [said("user: anything", 0)], chat=chat)
+    stored = [t for (t,) in d.store.db.execute("SELECT text FROM facts")]
+    assert "I own a red canoe." in stored and all(t == " ".join(t.split()) and t.isprintable() for t in stored)

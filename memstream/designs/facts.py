@@ -82,7 +82,7 @@ class FactsDesign(MemoryDesign):
         extracted: list[list[ExtractedFact] | None] = yield asks
         ids = []
         for e, found in zip(entries, extracted, strict=True):
-            candidates = [_new_fact(x, e.at) for x in (found or [])[:c.max_facts]]
+            candidates = [x for x in (_new_fact(x, e.at) for x in (found or [])[:c.max_facts]) if x is not None]
             changes = yield from self._classify_stage(owner, candidates, e.at)
             source = Source(entry_key(e), e.text, e.at)
             apply(self.store, owner, source, changes, tenant=c.tenant)
@@ -158,9 +158,14 @@ class FactsDesign(MemoryDesign):
         self.store.load_bytes(base64.b64decode(state["db"]))
 
 
-def _new_fact(x: ExtractedFact, at: datetime) -> NewFact:
-    return NewFact(x.text, x.kind, x.salience, 1.0, tuple(x.entities), x.event_at,
-                   at + timedelta(days=x.expires_in_days) if x.expires_in_days else None)
+def _new_fact(x: ExtractedFact, at: datetime) -> NewFact | None:
+    """The candidate as a fact to write; None for one the store would refuse (its text is checked
+    again there: the parser's cleaning and the store's rules are two guards, not one)."""
+    try:
+        return NewFact(x.text, x.kind, x.salience, 1.0, tuple(x.entities), x.event_at,
+                       at + timedelta(days=x.expires_in_days) if x.expires_in_days else None)
+    except MemstreamError:
+        return None
 
 
 def entry_key(e: Entry) -> str:

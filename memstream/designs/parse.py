@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -25,17 +26,32 @@ def parse_summary(answer: str) -> str:
 
 # -- the facts design ----------------------------------------------------------------------------------
 
+#: A fact's text at most, as extracted (longer is clipped: an atomic fact is a sentence or two).
+MAX_TEXT = 500
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn"})
+
+
 class ExtractedFact(BaseModel):
     """One candidate fact as the extraction answer gives it."""
 
     model_config = ConfigDict(extra="ignore")
 
-    text: str = Field(min_length=1, max_length=500)
+    text: str = Field(min_length=1, max_length=MAX_TEXT)
     kind: Literal["fact", "preference", "episode", "procedure"] = "fact"
     salience: float = Field(default=0.5, ge=0, le=1)
     entities: list[str] = Field(default_factory=list, max_length=20)
     event_at: str | None = None
     expires_in_days: float | None = Field(default=None, gt=0, le=3650)
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _clean(cls, value: object) -> object:
+        """A model's text, with control and invisible characters (which print like other text) as spaces
+        and its whitespace collapsed, clipped to the longest fact kept."""
+        if not isinstance(value, str):
+            return value
+        shown = "".join(" " if unicodedata.category(c) in _HIDDEN else c for c in value)
+        return " ".join(shown.split())[:MAX_TEXT]
 
     @field_validator("event_at")
     @classmethod

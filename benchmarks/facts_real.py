@@ -1,7 +1,8 @@
 """The facts design's write path against a real model: what it extracts and how it classifies. By hand.
 
-Writes a short hand-written conversation (a user telling an assistant about their week over four
-days, with a correction, an expiring plan and a repeated fact; no benchmark data) into the ``facts``
+Writes a short hand-written conversation (a user telling an assistant about their week over three
+days, with a correction and an expiring plan; no benchmark data; four turns, as the shared local
+model took about five minutes an extraction) into the ``facts``
 design through ``--llm`` (see the README's local-model recipe), then assembles the context for three
 questions, and reports per purpose the calls, seconds and lost answers, the facts written with their
 actions, and the contexts. With ``--record DIR`` the model's answers go to ``DIR/calls.db`` (the call
@@ -35,8 +36,6 @@ CONVERSATION = [
     (1, "user: I'm in Lisbon this week for a conference, back on Sunday.\nassistant: Enjoy Lisbon!"),
     (2, "user: Bad news: my project deadline moved to Monday March 16.\nassistant: That gives you a few more "
         "days at least."),
-    (3, "user: My sister Maya is visiting next month, she loves hiking.\nassistant: Maybe plan a hike together."),
-    (3, "user: As I said, I am vegetarian.\nassistant: Yes, I remember."),
 ]
 QUESTIONS = ["When is my project deadline?", "Where am I this week?", "What food do I eat?"]
 

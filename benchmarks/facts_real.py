@@ -1,8 +1,8 @@
 """The facts design's write path against a real model: what it extracts and how it classifies. By hand.
 
-Writes a short hand-written conversation (a user telling an assistant about their week over three
-days, with a correction and an expiring plan; no benchmark data; four turns, as the shared local
-model took about five minutes an extraction) into the ``facts``
+Writes a short hand-written conversation (a user telling an assistant about a new job, then
+correcting its deadline two days later; no benchmark data; two turns, as the shared local model
+took five to seven minutes an extraction) into the ``facts``
 design through ``--llm`` (see the README's local-model recipe), then assembles the context for three
 questions, and reports per purpose the calls, seconds and lost answers, the facts written with their
 actions, and the contexts. With ``--record DIR`` the model's answers go to ``DIR/calls.db`` (the call
@@ -31,13 +31,10 @@ OWNER = "user"
 CONVERSATION = [
     (0, "user: Hi! I just started a new job as a data engineer at Northwind, and my first project deadline is "
         "Thursday March 12.\nassistant: Congratulations on the new job! Good luck with the project."),
-    (0, "user: I'm vegetarian, so please never suggest recipes with meat.\nassistant: Noted, vegetarian recipes "
-        "only."),
-    (1, "user: I'm in Lisbon this week for a conference, back on Sunday.\nassistant: Enjoy Lisbon!"),
     (2, "user: Bad news: my project deadline moved to Monday March 16.\nassistant: That gives you a few more "
         "days at least."),
 ]
-QUESTIONS = ["When is my project deadline?", "Where am I this week?", "What food do I eat?"]
+QUESTIONS = ["When is my project deadline?", "Where do I work?", "When was my deadline originally?"]
 
 
 def run(chat: ChatModel) -> dict[str, Any]:

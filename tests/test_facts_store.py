@@ -324,3 +324,19 @@ def test_check_finds_an_index_out_of_step_and_an_edge_to_nowhere(tmp_path: Path)
     problems = check_facts_file(tmp_path / "facts.db")
     assert any("FTS index" in p for p in problems) and any("edges name facts" in p for p in problems)
     assert any("trigger facts_fts_delete is missing" in p for p in problems)
+
+
+def test_a_hard_delete_says_when_a_reader_keeps_the_wal_from_emptying(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    add(s, "ann", "m1", "Ann's passport number is Zebraquill 77", at(0))
+    with closing(sqlite3.connect(tmp_path / "facts.db", isolation_level=None)) as reader:
+        reader.execute("BEGIN")
+        reader.execute("SELECT COUNT(*) FROM facts").fetchone()  # an old snapshot held open
+        erased = erase_source(s, "ann", "m1", at(1))
+        assert not erased.wal_clean
+        reader.execute("COMMIT")
+    from memstream.facts import purge_file
+
+    assert purge_file(s)
+    s.close()
+    assert b"ebraquill" not in _files(tmp_path).lower()

@@ -26,8 +26,11 @@ from memstream.errors import MemstreamError
 from memstream.facts.lifecycle import audit
 from memstream.facts.profile import regenerate
 from memstream.facts.schema import UPDATES
-from memstream.facts.store import FactStore, owner_of
+from memstream.facts.store import BUSY_TIMEOUT_S, FactStore, owner_of
 from memstream.timeutil import to_epoch
+
+#: How long the checkpoint that empties the ``-wal`` waits for readers in other processes.
+CHECKPOINT_WAIT_S = 2.0
 
 
 @dataclass
@@ -131,5 +134,9 @@ def purge_file(store: FactStore) -> bool:
     if store.in_memory:
         return True
     store.db.execute("VACUUM")
-    busy, _, _ = store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    store.db.execute(f"PRAGMA busy_timeout={int(CHECKPOINT_WAIT_S * 1000)}")  # readers are waited for briefly
+    try:
+        busy, _, _ = store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        store.db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     return busy == 0

@@ -48,3 +48,15 @@ def test_the_recorded_answers_replay_to_the_same_facts(tmp_path: Path) -> None:
     assert again["facts"] == report["facts"] and again["edges"] == report["edges"]
     assert again["contexts"] == report["contexts"]
     assert sum(u["calls"] for u in again["usage"].values()) == sum(u["calls"] for u in report["usage"].values())
+
+
+@pytest.mark.skipif(not (FIXTURES / "report.json").exists(), reason="no recording of a real model")
+def test_what_the_small_model_did() -> None:
+    """Pinned from the recording (see the README's facts section): Qwen2.5 Coder 1.5B extracted the
+    assistant's lines from the first turn, not the user's deadline; it classified the correction as a
+    duplicate without naming which fact, twice, so the answer was lost and the correction written as
+    new: nothing was superseded. The parser refused the unnamed target instead of guessing one."""
+    report = json.loads((FIXTURES / "report.json").read_text(encoding="utf-8"))
+    texts = [f["text"] for f in report["facts"]]
+    assert not any("Thursday" in t for t in texts) and any("Monday March 16" in t for t in texts)
+    assert report["edges"] == [] and report["usage"]["facts-classify"]["lost"] >= 1

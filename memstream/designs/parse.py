@@ -53,6 +53,12 @@ class ExtractedFact(BaseModel):
         shown = "".join(" " if unicodedata.category(c) in _HIDDEN else c for c in value)
         return " ".join(shown.split())[:MAX_TEXT]
 
+    @field_validator("entities")
+    @classmethod
+    def _named(cls, value: list[str]) -> list[str]:
+        """Names as given, without the answer format's placeholder (Qwen2.5 1.5B copied it into every fact)."""
+        return [n for n in (" ".join(str(x).split()) for x in value) if n and n != prompts.ENTITY_PLACEHOLDER]
+
     @field_validator("event_at")
     @classmethod
     def _date(cls, value: str | None) -> str | None:

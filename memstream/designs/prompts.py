@@ -44,6 +44,8 @@ KNOWN = "Already known:"
 MESSAGE = "New message"
 END_MESSAGE = "Answer with JSON"
 CANDIDATE = "New fact:"
+#: The answer format's stand-in for entities (a small model copies it: the parser drops it).
+ENTITY_PLACEHOLDER = "names"
 FACT_KINDS_HELP = ("fact (a lasting truth about someone), preference (a like, dislike or wish), episode (something "
                    "that happened once), procedure (how someone does something)")
 
@@ -61,7 +63,7 @@ def extract_messages(message: str, speaker: str, recent: Sequence[str], known: S
         f"{KNOWN}\n" + ("\n".join(f"- {one_line(x)}" for x in known) or "(nothing yet)") + "\n\n"
         f"{MESSAGE} ({speaker}):\n{message.strip()}\n\n"
         f'{END_MESSAGE}: {{"facts": [{{"text": "...", "kind": "fact|preference|episode|procedure", '
-        '"salience": 0.0-1.0, "entities": ["names"], "event_at": "YYYY-MM-DD or null", '
+        f'"salience": 0.0-1.0, "entities": ["{ENTITY_PLACEHOLDER}"], "event_at": "YYYY-MM-DD or null", '
         '"expires_in_days": "days it stays true, or null"}]}. Kinds: ' + FACT_KINDS_HELP + ". "
         'Answer {"facts": []} if there is nothing to remember.'
     )

@@ -163,3 +163,8 @@ def test_an_extracted_text_with_any_characters_is_cleaned_or_skipped_never_a_cra
     d.write("u", [said("user: anything", 0)], chat=chat)
     stored = [t for (t,) in d.store.db.execute("SELECT text FROM facts")]
     assert "I own a red canoe." in stored and all(t == " ".join(t.split()) and t.isprintable() for t in stored)
+
+
+def test_writing_no_entries_asks_nothing() -> None:
+    chat = OfflineChatModel()
+    assert design().write("u", [], chat=chat) == [] and not chat.usage.by_purpose

@@ -71,6 +71,8 @@ class FactsDesign(MemoryDesign):
     def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
         owner = normalise_owner(owner)
         c = self.config
+        if not entries:
+            return []
         recent = self._recent(owner)
         asks = []
         for e in entries:

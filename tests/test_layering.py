@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memstream"
 LAYERS = {
     "errors": 0, "timeutil": 0, "offline_text": 0, "offline_events": 0, "files": 0,
     "models": 1,
-    "stream": 2, "trust": 2,
+    "stream": 2, "trust": 2, "facts": 2,
     "reflection": 3,
     "planning": 4, "designs": 4,
     "sim": 5, "eval": 5,
@@ -30,7 +30,7 @@ LAYERS = {
 APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning"),
          ("trust", "stream"), ("stream", "trust")}
 #: Packages whose face (``__init__``) is the only way in from another package.
-FACED = {"models", "stream", "trust", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
+FACED = {"models", "stream", "trust", "facts", "reflection", "planning", "designs", "sim", "eval", "view", "sweep"}
 
 
 def module_name(path: Path) -> str:

@@ -8,7 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
-from memstream.cli import agents, experiments, measure, profile, stream, trust
+from memstream.cli import agents, experiments, facts, measure, profile, stream, trust
 from memstream.cli.common import EXIT_USAGE, Parser, Printable, printable
 from memstream.errors import MemstreamError
 
@@ -34,7 +34,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = Parser(prog="memstream", description="The Generative Agents memory stream, measured.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     handlers: dict[str, Handler] = {}
-    for group in (stream, agents, experiments, measure, profile, trust):
+    for group in (stream, agents, experiments, measure, profile, facts, trust):
         handlers.update(group.register(sub))
     return parser, handlers
 

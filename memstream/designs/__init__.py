@@ -3,7 +3,8 @@
 ``full`` (everything, cut from the oldest), ``buffer-summary`` (recent turns and a recursive
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
 its reflection), ``tiered`` (pinned, summary, window and retrieved under per-tier budgets) and
-``profile`` (one structured file per owner and scope, read whole, edited after each turn, every version kept).
+``profile`` (one structured file per owner and scope, read whole, edited after each turn, every version kept),
+``facts`` (versioned facts extracted as they are said, over ``memstream.facts``).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -12,6 +13,7 @@ from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, Mem
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
+from memstream.designs.facts import FactsConfig, FactsDesign, entry_key
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
@@ -36,9 +38,10 @@ from memstream.designs.vector import VectorDesign
 
 __all__ = [
     "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS",
-    "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FullConfig", "FullContext",
-    "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "ProfileConfig", "ProfileDesign",
-    "ProfileStore", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign", "TieredConfig",
-    "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_budget", "check_retriever",
-    "design_names", "entry", "load_state", "make_design", "save_state", "score", "tokenize",
+    "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FactsConfig", "FactsDesign",
+    "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "ProfileConfig",
+    "ProfileDesign", "ProfileStore", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign",
+    "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_budget",
+    "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design", "save_state", "score",
+    "tokenize",
 ]

@@ -25,6 +25,8 @@ TITLES = {
     "window": "Recent conversation",
     "history": "Conversation history",
     "profile": "Profile file (read whole)",
+    "preferences": "Profile (from current preferences)",
+    "facts": "Facts (current versions; an earlier one says until when it held)",
 }
 
 

@@ -8,10 +8,12 @@ first: an extractive stand-in for a model's summary, with no knowledge of any da
 
 from __future__ import annotations
 
+import json
 import re
 
 from memstream.designs import prompts
 from memstream.models import Message, prompt_of, register_rules
+from memstream.offline_text import STOPWORDS, names
 
 CLAUSE_WORDS = 20
 _LIMIT = re.compile(r"at most (\d+) words")
@@ -39,3 +41,108 @@ def answer_summary(messages: list[Message]) -> str:
 
 
 register_rules({prompts.SUMMARY_PURPOSE: answer_summary})
+
+
+# -- the facts design ------------------------------------------------------------------------------------
+#
+# Extraction: each line of the new message that is not the assistant's, split into sentences; a sentence
+# is kept if it is a statement (not a question) of at least FACT_MIN_WORDS words that says something
+# about someone (a first-person word, a number or a name), clipped to FACT_MAX_WORDS words, prefixed by
+# its speaker when the speaker is named; at most the number the prompt allows, the most telling first.
+# Kind, salience and expiry come from word lists (liking words: preference; one-off past-event words:
+# episode; "how to"/"steps": procedure; "this week": seven days). Classification: the known fact sharing
+# the most content words with the new one; the same words: duplicate; all its words and more: extend;
+# two or more lowercase content words in common (the subject) while each has a value the other lacks
+# (a number, a name, a day): update; else new. A stand-in: it knows no domain and no dataset, and an
+# update it calls is a guess from the words.
+
+FACT_MIN_WORDS = 4
+FACT_MAX_WORDS = 40
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|me|mine|we|our|us)\b", re.IGNORECASE)
+_PREFERENCE = re.compile(r"\b(like|likes|love|loves|prefer|prefers|favou?rite|enjoy|enjoys|hate|hates|dislike|"
+                         r"dislikes|fan of|into)\b", re.IGNORECASE)
+_EPISODE = re.compile(r"\b(yesterday|last (week|night|month|year|weekend)|ago|this morning|went|visited|attended|"
+                      r"met|bought|just got|finished|started)\b", re.IGNORECASE)
+_PROCEDURE = re.compile(r"\b(how to|steps?|recipe|first,|then I|routine)\b", re.IGNORECASE)
+_EXPIRY = ((re.compile(r"\b(today|tonight)\b", re.IGNORECASE), 1.0),
+           (re.compile(r"\b(this|next) week\b", re.IGNORECASE), 7.0),
+           (re.compile(r"\b(this|next) month\b", re.IGNORECASE), 31.0))
+_LABEL = re.compile(r"^([^:\n]{1,40}):\s*(.*)$")
+_TOKEN = re.compile(r"[a-z0-9]+")
+_MAX_FACTS = re.compile(r"At most (\d+) facts")
+
+
+def _between(text: str, start: str, end: str) -> str:
+    return text.split(start, 1)[-1].split(end, 1)[0] if start in text else ""
+
+
+def _candidates(message: str) -> list[tuple[float, int, str, str]]:
+    """(how telling, position, speaker, sentence) for every statement in the message not the assistant's."""
+    out = []
+    for line in message.splitlines():
+        label, body = (m.group(1).strip(), m.group(2)) if (m := _LABEL.match(line.strip())) else ("", line.strip())
+        if label.lower() == "assistant":
+            continue
+        for sentence in _SENTENCE.split(body):
+            words = sentence.split()
+            if len(words) < FACT_MIN_WORDS or sentence.rstrip().endswith("?"):
+                continue
+            clipped = " ".join(words[:FACT_MAX_WORDS])
+            telling = 2.0 * bool(_FIRST_PERSON.search(clipped)) + bool(re.search(r"\d", clipped)) + bool(names(clipped))
+            if telling:
+                out.append((telling, len(out), label, clipped))
+    return out
+
+
+def answer_extract(messages: list[Message]) -> str:
+    prompt = prompt_of(messages)
+    limit = int(m.group(1)) if (m := _MAX_FACTS.search(prompt)) else 8
+    message = _between(prompt, f"{prompts.MESSAGE} (", prompts.END_MESSAGE).split("):\n", 1)[-1]
+    kept = sorted(sorted(_candidates(message), key=lambda c: (-c[0], c[1]))[:limit], key=lambda c: c[1])
+    facts = []
+    for telling, _, label, sentence in kept:
+        text = f"{label}: {sentence}" if label and label.lower() != "user" else sentence
+        kind = ("preference" if _PREFERENCE.search(sentence) else "procedure" if _PROCEDURE.search(sentence)
+                else "episode" if _EPISODE.search(sentence) else "fact")
+        expires = next((days for pattern, days in _EXPIRY if pattern.search(sentence)), None)
+        facts.append({"text": text, "kind": kind, "salience": round(min(1.0, 0.2 + 0.15 * telling), 2),
+                      "entities": names(sentence)[:5], "event_at": None, "expires_in_days": expires})
+    return json.dumps({"facts": facts})
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _TOKEN.findall(text.lower()) if w not in STOPWORDS}
+
+
+def _subject_and_values(text: str) -> tuple[set[str], set[str]]:
+    """A fact's lowercase content words (what it is about) and its values (numbers, and capitalised words
+    past the first: names, days, months), the part an update changes."""
+    tokens = re.findall(r"[A-Za-z0-9][A-Za-z0-9'-]*", text)
+    values = {t.lower() for i, t in enumerate(tokens) if any(c.isdigit() for c in t) or (i and t[0].isupper())}
+    subject = {t.lower() for t in tokens if t.islower() and t.lower() not in STOPWORDS and len(t) > 2}
+    return subject - values, values
+
+
+def answer_classify(messages: list[Message]) -> str:
+    prompt = prompt_of(messages)
+    listed = _between(prompt, prompts.KNOWN, prompts.CANDIDATE).strip().splitlines()
+    known = [line.split(". ", 1)[1] for line in listed if ". " in line]
+    text = prompt.split(prompts.CANDIDATE, 1)[-1].split("\n\n", 1)[0]
+    new = _words(text)
+    if not known or not new:
+        return json.dumps({"action": "new", "target": None})
+    best = max(range(len(known)), key=lambda i: (len(new & _words(known[i])), -i))
+    old = _words(known[best])
+    (subject, values), (old_subject, old_values) = _subject_and_values(text), _subject_and_values(known[best])
+    if new == old:
+        action = "duplicate"
+    elif old < new:
+        action = "extend"
+    elif len(subject & old_subject) >= 2 and values - old_values and old_values - values:
+        action = "update"
+    else:
+        action = "new"
+    return json.dumps({"action": action, "target": best + 1 if action != "new" else None})
+
+
+register_rules({prompts.EXTRACT_PURPOSE: answer_extract, prompts.CLASSIFY_PURPOSE: answer_classify})

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from memstream.designs.base import MemoryDesign
 from memstream.designs.buffer import BufferSummary
+from memstream.designs.facts import FactsDesign
 from memstream.designs.full import FullContext
 from memstream.designs.letta import LettaDesign
 from memstream.designs.profile import ProfileDesign
@@ -20,9 +21,9 @@ from memstream.models import Embedder
 
 DESIGNS: dict[str, type[MemoryDesign]] = {d.name: d for d in (FullContext, BufferSummary, VectorDesign,
                                                                StreamDesign, TieredDesign, LettaDesign,
-                                                               ProfileDesign)}
+                                                               ProfileDesign, FactsDesign)}
 #: Designs that rank records for the query (their assembly time is a benchmark target).
-RETRIEVAL_DESIGNS = ("vector", "stream", "tiered")
+RETRIEVAL_DESIGNS = ("vector", "stream", "tiered", "facts")
 
 
 def design_names(text: str) -> list[str]:

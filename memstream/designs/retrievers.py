@@ -19,6 +19,7 @@ import numpy as np
 import Stemmer
 
 from memstream.errors import MemstreamError
+from memstream.facts import RRF_K  # reciprocal rank fusion's constant, one for every fused ranking
 from memstream.stream import minmax, recency, top_k
 
 RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",
@@ -29,8 +30,6 @@ NEEDS_IMPORTANCE = frozenset({"importance", "generative", "generative+bm25"})
 NEEDS_VECTORS = frozenset({"relevance", "hybrid", "generative", "generative+bm25"})
 #: Retrievers that need BM25.
 LEXICAL = frozenset({"bm25", "bm25+keys", "hybrid", "generative+bm25"})
-#: Reciprocal rank fusion constant (Cormack et al. 2009).
-RRF_K = 60
 _STEMMER = Stemmer.Stemmer("english")
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
 

@@ -80,6 +80,7 @@ class Cost:
     tokens: int = 0
     seconds: float = 0.0
     questions: int = 0
+    turns: int = 0
 
 
 @dataclass
@@ -166,6 +167,7 @@ def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> di
     for session in sessions(h):
         written = run_direct(design.remember_stage(h.key, session.entries), chat)
         ids.update((p, i) for p, i in zip(session.positions, written, strict=True) if i is not None)
+        cost.turns += len(session.entries)
         run_direct(design.consolidate_stage(h.key, session.entries[-1].at), chat)
     cost.seconds += time.perf_counter() - started
     calls, tokens = (a - b for a, b in zip(_spent(chat), before, strict=True))
@@ -243,6 +245,8 @@ def _row(dataset: Dataset, name: str, budget: int | str, asked: list[Asked], wri
         "assembly_ms_p95": _quantile([a.assembly_s * 1000 for a in asked], 0.95),
         "write_calls_per_question": round(write.calls / per_question, 3),
         "write_tokens_per_question": round(write.tokens / per_question, 1),
+        "write_calls_per_turn": round(write.calls / max(write.turns, 1), 3),
+        "write_tokens_per_turn": round(write.tokens / max(write.turns, 1), 1),
         "write_seconds": round(write.seconds, 2),
         "answer_latency_s": _mean(a.answer_s for a in asked),
     }

@@ -49,6 +49,18 @@ def designs_table(rows: Sequence[dict[str, Any]]) -> str:
             cells = [r["per_category"].get(t) for t in types]
             lines.append(f"{r['design']:<15}{r['budget']!s:>7}" + "".join(
                 f"{c['evidence_verbatim']:>11.3f} /{c['judge_accuracy']:.2f}" if c else f"{'-':>18}" for c in cells))
+    if types:
+        lines.append("per question type: evidence reachable through provenance")
+        lines.append(f"{'design':<15}{'budget':>7}" + "".join(f"{t[:17]:>18}" for t in types))
+        for r in rows:
+            cells = [r["per_category"].get(t) for t in types]
+            lines.append(f"{r['design']:<15}{r['budget']!s:>7}" + "".join(
+                f"{c['evidence_reachable']:>18.3f}" if c else f"{'-':>18}" for c in cells))
+    costs = {r["design"]: r for r in rows if "write_calls_per_turn" in r}
+    if costs:
+        lines.append("write cost per turn: " + "; ".join(f"{d} {r['write_calls_per_turn']:.2f} calls, "
+                                                         f"{r['write_tokens_per_turn']:.0f} tokens"
+                                                         for d, r in costs.items()))
     windowed = sum(r["cut_to_window"] for r in rows)
     if windowed:
         lines.append(f"{windowed} contexts were assembled to fit the answer model's window instead of their budget")

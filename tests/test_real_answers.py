@@ -23,7 +23,7 @@ from memstream.planning import parse as planning_parse
 from memstream.planning import prompts as planning_prompts
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import prompts as reflection_prompts
-from memstream.sim import RunConfig, start_run
+from memstream.sim import RunConfig, RunDir, measures, start_run
 from memstream.sim import parse as sim_parse
 from memstream.sim import prompts as sim_prompts
 from memstream.sim.events import read_events
@@ -181,3 +181,20 @@ def test_each_parser_survives_any_text(purpose: str) -> None:
     for text in ["", "{", "[]", "null", "9" * 5000, "\x00", '{"a": ' * 200, "As an AI language model, I cannot"]:
         with contextlib.suppress(StructuredOutputError, ValueError):
             PARSERS[purpose](text)
+
+
+def test_the_simulation_recorded_with_spatial_memory_replays_with_todays_prompts(tmp_path: Path) -> None:
+    """The second recording (tests/fixtures/real-spatial/) covers the prompts as they are now: every call of
+    the replayed hour is in it, and the places each agent knows were written as it went."""
+    spatial = FIXTURES.parent / "real-spatial"
+    cache = tmp_path / "recorded-calls.db"
+    shutil.copyfile(spatial / "run" / "calls.db", cache)
+    config = RunConfig.model_validate_json((spatial / "run" / "config.json").read_text())
+    assert "spatial" not in config.ablate
+    model = Unreachable(REPORT["model"])
+    result = start_run(config, tmp_path / "run", chat=CachedChatModel(model, cache, mode="replay"), progress=False)
+    assert result.stopped == "finished" and not model.failed
+    recorded = json.loads((spatial / "report.json").read_text())
+    assert result.metrics["model_failures"] == recorded["sim_failures"]
+    run = RunDir.open(tmp_path / "run")
+    assert all(measures.places(run, agent)["known"] >= 2 for agent in run.agents)  # home, work, more as it went

@@ -14,6 +14,12 @@ class StructuredOutputError(MemstreamError):
     """A model answer that does not parse into the expected structure."""
 
 
+class ImplausibleAnswerError(StructuredOutputError):
+    """An answer that parses but does not make sense against what memstream knows (the agent's identity,
+    the clock, the plan, the town, the cited evidence): a sense check refused it, naming why, so the one
+    retry shows the model the problem. Counted as ``implausible`` for its purpose (``docs/sense-checks.md``)."""
+
+
 class ReplayMissError(MemstreamError):
     """A call not in a replay-only cache: a setup problem, never papered over by a fallback."""
 

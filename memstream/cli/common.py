@@ -438,7 +438,8 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
 
 
 #: How a command names what went wrong with a model's answers (``PurposeUsage`` fields).
-ANSWER_TROUBLE = (("retried", "retried with the problem named"), ("partial", "salvaged in part"),
+ANSWER_TROUBLE = (("retried", "retried with the problem named"),
+                  ("implausible", "refused by a sense check (docs/sense-checks.md)"), ("partial", "salvaged in part"),
                   ("truncated", "cut at their bound"), ("unusable", "unreadable twice"), ("failed", "failed"))
 
 

@@ -100,6 +100,7 @@ class PurposeUsage:
     completion_tokens: int = 0
     latency_s: float = 0.0
     retried: int = 0   # first answer unreadable, asked again with the parse error
+    implausible: int = 0  # ... of which a sense check refused (it parsed but made no sense; docs/sense-checks.md)
     unusable: int = 0  # unreadable twice: the answer was lost
     failed: int = 0    # the call failed for good (after the back-end's own retries)
     partial: int = 0   # short of the request twice; what it did give was kept, the rest filled in
@@ -124,7 +125,7 @@ class PurposeUsage:
 
 
 #: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
-PROBLEMS = ("retried", "unusable", "failed", "partial", "abandoned")
+PROBLEMS = ("retried", "implausible", "unusable", "failed", "partial", "abandoned")
 
 
 @dataclass

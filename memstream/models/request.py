@@ -24,7 +24,13 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError, ReplayMissError
+from memstream.errors import (
+    CallsFailedError,
+    EndpointFailingError,
+    ImplausibleAnswerError,
+    MemstreamError,
+    ReplayMissError,
+)
 from memstream.models.base import Call, ChatModel, Message
 
 log = logging.getLogger(__name__)
@@ -131,6 +137,8 @@ def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatM
             answers[i] = request.parse(text)
         except UNREADABLE as error:
             unreadable.append((i, text, str(error)))
+            if isinstance(error, ImplausibleAnswerError):
+                chat.usage.count(request.purpose, "implausible")
     if unreadable:
         for i, _, _ in unreadable:
             chat.usage.count(requests[i].purpose, "retried")

@@ -31,6 +31,8 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         "calls_per_agent_step": round(calls / max(sim.agent_steps, 1), 5), "model_failures": sim.model_failures,
         "lost_by_purpose": {p: u.lost for p, u in sorted(chat.usage.by_purpose.items()) if u.lost},
         "retried": sum(u.retried for u in chat.usage.by_purpose.values()),
+        "implausible_by_purpose": {p: u.implausible for p, u in sorted(chat.usage.by_purpose.items())
+                                   if u.implausible},
         "truncated_by_purpose": {p: u.truncated for p, u in sorted(chat.usage.by_purpose.items()) if u.truncated},
         **chat.usage.totals(), "endpoint_failing": chat.failing,
         "rounds": chat.usage.rounds, "rounds_per_step": round(chat.usage.rounds / max(steps, 1), 4),

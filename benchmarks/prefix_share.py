@@ -26,6 +26,7 @@ from typing import Any
 
 from memstream.models import OfflineChatModel, count_tokens
 from memstream.models.base import Call, ChatModel, Completion
+from memstream.models.layout import issue_order
 
 
 class Requests(ChatModel):
@@ -41,7 +42,7 @@ class Requests(ChatModel):
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
-        self.sent += [(purpose, prompt_text(messages)) for purpose, messages in calls]
+        self.sent += [(calls[i][0], prompt_text(calls[i][1])) for i in issue_order(calls)]  # as the back-end sends
         return self.inner._generate_many(calls, params)
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memstream.models.base import ChatModel, Completion, Message
-from memstream.models.offline import OfflineChatModel
+from memstream.models.offline import OfflineChatModel, prompt_of
 
 
 class ScriptedChat(ChatModel):
@@ -30,7 +30,7 @@ class ScriptedChat(ChatModel):
 def statements(messages: list[Message]) -> dict[int, str]:
     """The numbered statements of an insights prompt."""
     out = {}
-    for line in messages[0]["content"].splitlines():
+    for line in prompt_of(messages).splitlines():
         head, _, rest = line.partition(". ")
         if head.isdigit():
             out[int(head)] = rest

@@ -109,7 +109,7 @@ def test_each_line_retrieves_on_the_other_and_the_last_line_and_a_relationship_f
     chat = ScriptedChat({})
     pair_run("Isabella Rodriguez is tired", 1.5, chat)
     relationship = [m for p, m in chat.calls if p == prompts.RELATIONSHIP_PURPOSE]
-    turns = [m[0]["content"] for p, m in chat.calls if p == prompts.TURN_PURPOSE]
+    turns = [m[-1]["content"] for p, m in chat.calls if p == prompts.TURN_PURPOSE]
     assert relationship and turns
     assert all(f"{GUEST} knows {HOST}" in t or f"{HOST} knows {GUEST}" in t or "does not know" in t for t in turns)
     assert max(t.split("may matter here:\n", 1)[1].split("\n\n")[0].count("\n- ") + 1 for t in turns) > 5
@@ -127,7 +127,7 @@ def test_a_conversation_runs_to_the_reference_limit_when_no_one_says_goodbye() -
 def test_a_conversation_going_round_in_circles_ends() -> None:
     """A small real model repeated the same two lines until the limit; a line said before ends it."""
     chat = ScriptedChat({prompts.TURN_PURPOSE: lambda m: f"{HOST}: Any plans for Monday?"  # the format echoed
-                         if f"You are {HOST}" in m[0]["content"] else '{"utterance": "Not yet!", "end": false}'})
+                         if f"You are {HOST}" in m[-1]["content"] else '{"utterance": "Not yet!", "end": false}'})
     _, stream = pair_run("Isabella Rodriguez is tired", 1, chat)
     lines = [m.text for m in stream.memories(GUEST) if m.kind == DIALOGUE][0].splitlines()[1:]
     assert lines == [f"{HOST}: Any plans for Monday?", f"{GUEST}: Not yet!", f"{HOST}: Any plans for Monday?"]

@@ -226,7 +226,7 @@ def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path)
         town, stream = run.town, run.stream
         chat = ScriptedChat({"interview": lambda m: "I bake bread."})
         run_direct(interview_stage(stream, town.residents[0], "What next?", START, history=[("Hi?", "Hello.")]), chat)
-    prompt = chat.calls[-1][1][0]["content"]
+    prompt = chat.calls[-1][1][-1]["content"]
     assert "Earlier in this interview:\nInterviewer: Hi?\n" in prompt and prompt.index("Hi?") < prompt.index("What next?")
 
 

@@ -26,6 +26,7 @@ from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamEr
 from memstream.models import endpoint
 from memstream.models.base import REQUESTS_IN_FLIGHT, Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 from memstream.models.bounds import answer_tokens, bounded_schema
+from memstream.models.layout import issue_order
 from memstream.models.parsing import ANSWER_SCHEMAS, ANSWER_TOOLS, tool_call_text
 from memstream.models.probe import (
     PROBE_MAX_TOKENS,
@@ -428,10 +429,15 @@ class OpenAIChat(ChatModel):
                         self.on_answer(index, completion)
                     return completion
 
+        order = issue_order(calls)  # a stage's prompts one after another: a one-slot prefix cache reuses them
         try:
-            return list(await asyncio.gather(*(one(i, p, m) for i, (p, m) in enumerate(calls))))
+            outcomes = await asyncio.gather(*(one(i, *calls[i]) for i in order))
         finally:
             await client.close()
+        in_order: list[Outcome] = [Failure(0, "not sent")] * len(calls)
+        for i, outcome in zip(order, outcomes, strict=True):
+            in_order[i] = outcome
+        return in_order
 
 
 class OpenAIEmbedder(Embedder):

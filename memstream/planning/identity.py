@@ -59,12 +59,12 @@ class Identity(BaseModel):
         if self.lifestyle:
             parts.append(f"Lifestyle: {self.lifestyle}")
         parts.append(f"Usually wakes at {self.wake} and goes to bed at {self.sleep}; lives at {self.home}")
-        if self.situation:
-            parts.append(f"Currently: {self.situation}")
         if self.routine:
             parts.append("Routine: " + "; ".join(f"{r.time} {r.activity} ({r.location})" for r in self.routine))
         if self.relationships:
             parts.append("Knows: " + "; ".join(f"{k} ({v})" for k, v in self.relationships.items()))
+        if self.situation:  # last: it is revised each morning (what never changes first, for a prefix cache)
+            parts.append(f"Currently: {self.situation}")
         return "\n".join(parts)
 
 

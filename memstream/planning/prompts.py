@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from memstream.models import Message, one_line, register_answer_tokens
+from memstream.models import Message, laid_out, one_line, register_answer_tokens
 
-VERSION = 3
+VERSION = 4
 DAY_PURPOSE = "planning.day"
 HOURS_PURPOSE = "planning.hours"
 ACTIONS_PURPOSE = "planning.actions"
@@ -31,33 +31,42 @@ DAY_EXAMPLE = {"strokes": [
 EXAMPLE_DAY = frozenset((s["activity"].lower(), s["location"]) for s in DAY_EXAMPLE["strokes"]
                         if s["location"] != "home")
 
-DAY_TEMPLATE = (
-    "{identity}\n\nOn the previous day: {yesterday}\n\n"
-    "What {name} remembers of plans, invitations and appointments (numbered, with the day each was noted):\n"
-    "{commitments}\n\n"
-    "Today is {date}. Outline {name}'s plan for today in {lo} to {hi} broad strokes, each with the "
-    "time it starts (24-hour HH:MM) and where it happens. If a numbered memory above sets something for today "
-    "at a time and place, make it a stroke at that time and place and cite it: \"because\": [its number].\n"
+# Each prompt is laid out for a server's prefix cache (``memstream.models.layout``): the stage's fixed
+# instructions and worked example as the system message; then the agent's identity; then what changes.
+DAY_INSTRUCTIONS = (
+    "You plan the day of the person described by the user. Outline the plan for the day in {lo} to {hi} "
+    "broad strokes, each with the time it starts (24-hour HH:MM) and where it happens. If a numbered memory "
+    "sets something for that day at a time and place, make it a stroke at that time and place and cite it: "
+    "\"because\": [its number].\n"
     'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase.\n"
     "Example (for someone else): {example}"
 )
-
-HOURS_TEMPLATE = (
-    "{identity}\n\n{name}'s plan for {date} in broad strokes:\n{strokes}\n\n"
-    "Decompose the plan into hour-long blocks from {start} until midnight: one entry per hour, "
-    "with the activity and its location (sleeping counts).\n"
-    'Answer as JSON {{"hours": [{{"hour": 7, "activity": "...", "location": "..."}}]}}, one entry for '
-    "every hour, each activity a short phrase.\n"
-    'Example (for someone else, from 06:00): {{"hours": [{{"hour": 6, "activity": "wake up and get ready", '
-    '"location": "home"}}, {{"hour": 7, "activity": "have breakfast", "location": "home"}}, {{"hour": 8, '
-    '"activity": "open the bakery", "location": "bakery"}}, ...]}}'
+DAY_TEMPLATE = (
+    "{identity}\n\nOn the previous day: {yesterday}\n\n"
+    "What {name} remembers of plans, invitations and appointments (numbered, with the day each was noted):\n"
+    "{commitments}\n\n"
+    "Today is {date}. Outline {name}'s plan for today."
 )
 
-ACTIONS_TEMPLATE = (
-    "{identity}\n\nFrom {start} to {end} {name} plans: {activity} (at {location}).\n"
-    "Decompose this into actions of {lo} to {hi} minutes each that fill the whole {minutes} minutes, "
-    "in order.\n"
+HOURS_INSTRUCTIONS = (
+    "You plan the day of the person described by the user hour by hour: decompose their plan in broad "
+    "strokes into hour-long blocks from the hour given until midnight, one entry per hour, with the activity "
+    "and its location (sleeping counts).\n"
+    'Answer as JSON {"hours": [{"hour": 7, "activity": "...", "location": "..."}]}, one entry for '
+    "every hour, each activity a short phrase.\n"
+    'Example (for someone else, from 06:00): {"hours": [{"hour": 6, "activity": "wake up and get ready", '
+    '"location": "home"}, {"hour": 7, "activity": "have breakfast", "location": "home"}, {"hour": 8, '
+    '"activity": "open the bakery", "location": "bakery"}, ...]}'
+)
+HOURS_TEMPLATE = (
+    "{identity}\n\n{name}'s plan for {date} in broad strokes:\n{strokes}\n\n"
+    "Decompose the plan into hour-long blocks from {start} until midnight."
+)
+
+ACTIONS_INSTRUCTIONS = (
+    "You break a block of the plan of the person described by the user into actions of {lo} to {hi} minutes "
+    "each that fill the whole block, in order.\n"
     'Answer as JSON {{"actions": [{{"minutes": 10, "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase, the minutes adding up to the whole.\n"
     'Example (for someone else, 60 minutes of baking): {{"actions": [{{"minutes": 10, "activity": "knead the '
@@ -66,29 +75,40 @@ ACTIONS_TEMPLATE = (
     '"clean the counter", "location": "bakery"}}, {{"minutes": 5, "activity": "set out the bread", '
     '"location": "bakery"}}]}}'
 )
+ACTIONS_TEMPLATE = (
+    "{identity}\n\nFrom {start} to {end} {name} plans: {activity} (at {location}).\n"
+    "Decompose this into actions that fill the whole {minutes} minutes."
+)
 
+REACT_INSTRUCTIONS = (
+    "You decide whether the person described by the user reacts to what they observe, and how.\n"
+    'Answer as JSON {"react": true, "reaction": "..."} or {"react": false, "reaction": ""}. A reaction is '
+    "what the person does, as a short phrase (at most 12 words), not a description. If it is for later today "
+    'at a set time, add "time" (HH:MM) and "location"; otherwise it starts now.\n'
+    'Example (for someone else, who sees smoke from the kitchen): {"react": true, "reaction": "turn off the '
+    'stove and open the window"}\n'
+    'Example (for someone else, just invited to a talk at 18:00 today): {"react": true, "reaction": "go to the '
+    'talk at the library", "time": "18:00", "location": "library"}'
+)
 REACT_TEMPLATE = (
     "{identity}\n\nIt is {time} on {date}. {name} is {action}.\nObservation: {observation}\n"
     "Relevant memories:\n{memories}\n\n"
-    "Should {name} react to the observation, and if so, what would be an appropriate reaction?\n"
-    'Answer as JSON {{"react": true, "reaction": "..."}} or {{"react": false, "reaction": ""}}. A reaction is '
-    "what {name} does, as a short phrase (at most 12 words), not a description. If it is for later today at a "
-    'set time, add "time" (HH:MM) and "location"; otherwise it starts now.\n'
-    'Example (for someone else, who sees smoke from the kitchen): {{"react": true, "reaction": "turn off the '
-    'stove and open the window"}}\n'
-    'Example (for someone else, just invited to a talk at 18:00 today): {{"react": true, "reaction": "go to the '
-    'talk at the library", "time": "18:00", "location": "library"}}'
+    "Should {name} react to the observation, and if so, what would be an appropriate reaction?"
 )
 
+REVISE_INSTRUCTIONS = (
+    "You write the current situation of the person described by the user as of this morning, in one to three "
+    "sentences about them in the third person: what they are doing and caring about now, keeping what still "
+    "holds and adding what their memories change (plans made, invitations, news). Cite the numbers of the "
+    "memories it rests on.\n"
+    'Answer as JSON {"currently": "...", "because": [numbers]}.\n'
+    'Example (for someone else): {"currently": "Ann runs the bakery and is getting her stall ready for '
+    'Saturday\'s market; she agreed to meet Ben at the library on Friday at 15:00.", "because": [2, 5]}'
+)
 REVISE_TEMPLATE = (
     "{identity}\n\nIt is the morning of {date}. What {name} remembers from before today (numbered):\n"
     "{memories}\n\n"
-    "Write {name}'s current situation as of this morning, in one to three sentences about {name} in the third "
-    "person: what {name} is doing and caring about now, keeping what still holds and adding what the memories "
-    "change (plans made, invitations, news). Cite the numbers of the memories it rests on.\n"
-    'Answer as JSON {{"currently": "...", "because": [numbers]}}.\n'
-    'Example (for someone else): {{"currently": "Ann runs the bakery and is getting her stall ready for '
-    'Saturday\'s market; she agreed to meet Ben at the library on Friday at 15:00.", "because": [2, 5]}}'
+    "Write {name}'s current situation as of this morning."
 )
 
 
@@ -98,30 +118,29 @@ def numbered_lines(memories: list[tuple[int, str, str]]) -> str:
 
 
 def day_messages(identity: str, name: str, date: str, yesterday: str, commitments: str) -> list[Message]:
-    return [{"role": "user", "content": DAY_TEMPLATE.format(
-        identity=identity, name=name, date=date, yesterday=yesterday, commitments=commitments, lo=MIN_STROKES,
-        hi=MAX_STROKES, example=json.dumps(DAY_EXAMPLE))}]
+    return laid_out(DAY_INSTRUCTIONS.format(lo=MIN_STROKES, hi=MAX_STROKES, example=json.dumps(DAY_EXAMPLE)),
+                    DAY_TEMPLATE.format(identity=identity, name=name, date=date, yesterday=yesterday,
+                                        commitments=commitments))
 
 
 def hours_messages(identity: str, name: str, date: str, strokes: str, start: str) -> list[Message]:
-    return [{"role": "user", "content": HOURS_TEMPLATE.format(
-        identity=identity, name=name, date=date, strokes=strokes, start=start)}]
+    return laid_out(HOURS_INSTRUCTIONS, HOURS_TEMPLATE.format(identity=identity, name=name, date=date,
+                                                              strokes=strokes, start=start))
 
 
 def actions_messages(identity: str, name: str, start: str, end: str, minutes: int, activity: str,
                      location: str) -> list[Message]:
-    return [{"role": "user", "content": ACTIONS_TEMPLATE.format(
-        identity=identity, name=name, start=start, end=end, minutes=minutes, activity=activity,
-        location=location, lo=MIN_ACTION, hi=MAX_ACTION)}]
+    return laid_out(ACTIONS_INSTRUCTIONS.format(lo=MIN_ACTION, hi=MAX_ACTION), ACTIONS_TEMPLATE.format(
+        identity=identity, name=name, start=start, end=end, minutes=minutes, activity=activity, location=location))
 
 
 def react_messages(identity: str, name: str, time: str, date: str, action: str, observation: str,
                    memories: str) -> list[Message]:
-    return [{"role": "user", "content": REACT_TEMPLATE.format(
+    return laid_out(REACT_INSTRUCTIONS, REACT_TEMPLATE.format(
         identity=identity, name=name, time=time, date=date, action=action, observation=observation,
-        memories=memories)}]
+        memories=memories))
 
 
 def revise_messages(identity: str, name: str, date: str, memories: str) -> list[Message]:
-    return [{"role": "user", "content": REVISE_TEMPLATE.format(identity=identity, name=name, date=date,
-                                                               memories=memories)}]
+    return laid_out(REVISE_INSTRUCTIONS, REVISE_TEMPLATE.format(identity=identity, name=name, date=date,
+                                                                memories=memories))

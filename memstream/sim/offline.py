@@ -123,7 +123,7 @@ def answer_start(messages: list[Message]) -> str:
 
 def answer_relationship(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name, other = re.search(r"how does (.+?) know (.+?) and what", content).groups()
+    name, other = re.search(r"[Hh]ow does (.+?) know (.+?) and what", content).groups()
     texts = [text for _, _, text in _MEMORY.findall(content)]
     how = next((t.split(": ", 1)[1] for t in texts if t.startswith(f"{name} knows {other}: ")), "")
     talks = sum(t.startswith(f"Conversation with {other}") for t in texts)
@@ -139,7 +139,7 @@ def answer_turn(messages: list[Message]) -> str:
     """Each side passes on, in turn, up to ``NEWS_PER_SPEAKER`` items of news the listener has not
     had from it (:func:`_news`), then says goodbye."""
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?)\. Stay in character", content).group(1)
+    name = re.search(r"^You are (.+?)\.\n", content).group(1)
     other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
     dialogue = content.split("The conversation so far:\n", 1)[1].split("\n\nWhat does", 1)[0]
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
@@ -224,7 +224,7 @@ def _on(event: Commitment, content: str) -> str:
 def answer_interview(messages: list[Message]) -> str:
     """Quote the remembered statements that share most words with the question (then the most important)."""
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?), being interviewed", content, re.M).group(1)
+    name = re.search(r"^You are (.+?)\.\n", content).group(1)
     question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
     ranked = sorted(_MEMORY.findall(content), key=lambda m: (  # most words in common, then not a sighting
         -len(question & set(content_words(m[2]))), m[0] == "observation", -int(m[1])))
@@ -236,7 +236,7 @@ def answer_interview(messages: list[Message]) -> str:
 
 def answer_knows(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?)\. Answer from", content).group(1)
+    name = re.search(r"^You are (.+?)\.\n", content).group(1)
     fact = re.search(r"Do you know about this: (.+?)\? Say what", content).group(1)
     terms = set(content_words(fact))
     known = next((t for _, _, t in _MEMORY.findall(content) if terms <= set(content_words(t))), None)

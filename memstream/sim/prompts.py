@@ -5,10 +5,10 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 
 from __future__ import annotations
 
-from memstream.models import Message, one_line, register_answer_tokens
+from memstream.models import Message, laid_out, one_line, register_answer_tokens
 from memstream.stream import Recall
 
-VERSION = 4
+VERSION = 5
 START_PURPOSE = "dialogue.start"
 RELATIONSHIP_PURPOSE = "dialogue.relationship"
 TURN_PURPOSE = "dialogue"
@@ -27,86 +27,117 @@ MAX_TURNS = 16
 #: How a planning thought on a conversation begins in the stream.
 PLANS_PREFIX = "For my plans: "
 
+# Each prompt is laid out for a server's prefix cache (``memstream.models.layout``): the stage's fixed
+# instructions and worked example as the system message; then the agent's identity; then what changes.
+START_INSTRUCTIONS = (
+    "You decide for the person described by the user, who lives in a small town, whether they start a "
+    "conversation with someone nearby. People who know each other, or who share a place and are both free, "
+    "usually say hello and chat for a minute.\n"
+    'Answer as JSON {"talk": true} or {"talk": false}.\n'
+    'Example (someone else, who meets a neighbour they know at the market, both free): {"talk": true}'
+)
 START_TEMPLATE = (
-    "You decide for {name}, a person in a small town (below).\n{identity}\n\n"
+    "{identity}\n\n"
     "It is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
     "What {name} remembers about {other}:\n{memories}\n\n"
-    "Should {name} start a conversation with {other}? People who know each other, or who share a place and "
-    "are both free, usually say hello and chat for a minute.\n"
-    'Answer as JSON {{"talk": true}} or {{"talk": false}}.\n'
-    'Example (someone else, who meets a neighbour they know at the market, both free): {{"talk": true}}'
+    "Should {name} start a conversation with {other}?"
 )
 
+RELATIONSHIP_INSTRUCTIONS = (
+    "In one sentence, say how the person described by the user knows the other person named, and what they "
+    "feel or know about them. If their memories say nothing of the other person, say that they do not know "
+    "them yet.\n"
+    'Answer as JSON {"relationship": "..."}.\n'
+    'Example (for someone else): {"relationship": "Ann buys bread from Ben every morning and likes his jokes."}'
+)
 RELATIONSHIP_TEMPLATE = (
     "{identity}\n\nWhat {name} remembers about {other}:\n{memories}\n\n"
-    "In one sentence, how does {name} know {other} and what does {name} feel or know about {other}? If the "
-    "memories say nothing of {other}, say that {name} does not know {other} yet.\n"
-    'Answer as JSON {{"relationship": "..."}}.\n'
-    'Example (for someone else): {{"relationship": "Ann buys bread from Ben every morning and likes his jokes."}}'
+    "How does {name} know {other} and what does {name} feel or know about {other}?"
 )
 
+TURN_INSTRUCTIONS = (
+    "You speak as the person described by the user, in a conversation. Stay in character: speak as they "
+    "would, from their own memories, in one or two sentences, in your own words (do not copy the memory "
+    "lines); never say you are an AI. End the conversation when it has run its course.\n"
+    'Answer as JSON {"utterance": "...", "end": false} ("end": true when saying goodbye).\n'
+    'Example (someone else): {"utterance": "Morning, Ben! Are you coming to the market on Saturday?", '
+    '"end": false}'
+)
 TURN_TEMPLATE = (
-    "You are {name}. Stay in character: speak as {name} would, from {name}'s own memories, in one or two "
-    "sentences, in your own words (do not copy the memory lines); never say you are an AI.\n{identity}\n\n"
+    "You are {name}.\n{identity}\n\n"
     "It is {time}. {name} is talking with {other} at {place}.\n"
     "{name} and {other}: {relationship}\n"
     "What {name} remembers that may matter here:\n{memories}\n\n"
     "The conversation so far:\n{dialogue}\n\n"
-    "What does {name} say next? End the conversation when it has run its course.\n"
-    'Answer as JSON {{"utterance": "...", "end": false}} ("end": true when {name} says goodbye).\n'
-    'Example (someone else): {{"utterance": "Morning, Ben! Are you coming to the market on Saturday?", '
-    '"end": false}}'
+    "What does {name} say next?"
 )
 
+SUMMARY_INSTRUCTIONS = (
+    "In one sentence, from the point of view of the person the user names, say what they learned or agreed "
+    "on in the conversation given.\n"
+    'Answer as JSON {"summary": "..."}.\n'
+    'Example (for someone else): {"summary": "Ben told Ann that the market moves to Saturday."}'
+)
 SUMMARY_TEMPLATE = (
     "A conversation between {a} and {b}:\n{dialogue}\n\n"
-    "In one sentence, from {name}'s point of view, what did {name} learn or agree on?\n"
-    'Answer as JSON {{"summary": "..."}}.\n'
-    'Example (for someone else): {{"summary": "Ben told Ann that the market moves to Saturday."}}'
+    "In one sentence, from {name}'s point of view, what did {name} learn or agree on?"
 )
 
-POIGNANCY_TEMPLATE = (
-    "{identity}\n\nA conversation {name} just had:\n{dialogue}\n\n"
-    "On the scale of 1 to 10, where 1 is purely mundane (small talk, a greeting) and 10 is extremely poignant "
-    "(news of a death, a break-up, a proposal), how poignant is this conversation for {name}?\n"
+POIGNANCY_INSTRUCTIONS = (
+    "You rate how poignant a conversation is for the person described by the user, on the scale of 1 to 10, "
+    "where 1 is purely mundane (small talk, a greeting) and 10 is extremely poignant (news of a death, a "
+    "break-up, a proposal).\n"
     "Answer with a single integer from 1 to 10."
 )
-
-PLANS_TEMPLATE = (
-    "{identity}\n\nA conversation {name} just had, on {date} at {time}:\n{dialogue}\n\n"
-    "Is there anything from this conversation {name} needs to remember when planning (an invitation, a meeting "
-    "agreed, something to do, with its time and place if said)? Write it from {name}'s point of view as one "
-    'sentence that says when and where, or "nothing to plan" if there is nothing.\n'
-    'Answer as JSON {{"plans": "..."}}.\n'
-    'Example (for someone else): {{"plans": "go to Ben\'s book reading at the library at 18:00 on 3 March"}}'
+POIGNANCY_TEMPLATE = (
+    "{identity}\n\nA conversation {name} just had:\n{dialogue}\n\n"
+    "On the scale of 1 to 10, how poignant is this conversation for {name}?"
 )
 
-INTERVIEW_TEMPLATE = (
-    "You are {name}, being interviewed. Answer in the first person, as {name}, in two or three sentences, "
-    "drawing on what you remember below; if you do not remember, say so as {name} would. Never say you are "
-    "an AI or a language model.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
-    "{history}Interviewer: {question}\n"
-    "Answer as {name}, in the first person, drawing only on these memories.\n"
+PLANS_INSTRUCTIONS = (
+    "You note what the person described by the user needs to remember from a conversation when planning (an "
+    "invitation, a meeting agreed, something to do, with its time and place if said). Write it from their "
+    'point of view as one sentence that says when and where, or "nothing to plan" if there is nothing.\n'
+    'Answer as JSON {"plans": "..."}.\n'
+    'Example (for someone else): {"plans": "go to Ben\'s book reading at the library at 18:00 on 3 March"}'
+)
+PLANS_TEMPLATE = (
+    "{identity}\n\nA conversation {name} just had, on {date} at {time}:\n{dialogue}\n\n"
+    "Is there anything from this conversation {name} needs to remember when planning?"
+)
+
+INTERVIEW_INSTRUCTIONS = (
+    "You are the person the user describes, being interviewed. Answer in the first person, as that person, "
+    "in two or three sentences, drawing only on what they remember (given by the user); if they do not "
+    "remember, say so as they would. Never say you are an AI or a language model.\n"
     'Example (someone else, asked what they are working on): "I\'m getting the bakery ready for Saturday\'s '
     'market; I\'ve been baking since six."'
 )
-
-
-JUDGE_TEMPLATE = (
-    "An agent in a simulated town was interviewed. Judge the answer against what the agent remembers.\n\n"
-    "The agent: {identity}\n\nWhat the agent remembers:\n{memories}\n\n"
-    "Question ({category}): {question}\nAnswer: {answer}\n\n"
-    "Score the answer from 1 to 5 for how believable it is as this person's answer, given these memories "
-    "(5: specific, in character, consistent with the memories; 1: off topic or out of character). Say "
-    "whether it states things the memories do not support (hallucinated).\n"
-    'Answer as JSON {{"score": 4, "hallucinated": false, "why": "..."}}.'
+INTERVIEW_TEMPLATE = (
+    "You are {name}.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
+    "{history}Interviewer: {question}"
 )
 
+JUDGE_INSTRUCTIONS = (
+    "An agent in a simulated town was interviewed. Judge the answer against what the agent remembers: score "
+    "it from 1 to 5 for how believable it is as this person's answer, given these memories (5: specific, in "
+    "character, consistent with the memories; 1: off topic or out of character), and say whether it states "
+    "things the memories do not support (hallucinated).\n"
+    'Answer as JSON {"score": 4, "hallucinated": false, "why": "..."}.'
+)
+JUDGE_TEMPLATE = (
+    "The agent: {identity}\n\nWhat the agent remembers:\n{memories}\n\n"
+    "Question ({category}): {question}\nAnswer: {answer}"
+)
+
+KNOWS_INSTRUCTIONS = (
+    "You are the person the user describes. From your own memories (given by the user), in the first "
+    "person, say whether you know about the thing asked, and what you know of it.\n"
+    'Answer as JSON {"knows": true, "what": "..."} or {"knows": false, "what": ""}.'
+)
 KNOWS_TEMPLATE = (
-    "You are {name}. Answer from your own memories below, in the first person.\n{identity}\n\n"
-    "What {name} remembers:\n{memories}\n\n"
-    "Do you know about this: {fact}? Say what you know of it, if anything.\n"
-    'Answer as JSON {{"knows": true, "what": "..."}} or {{"knows": false, "what": ""}}.'
+    "You are {name}.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
+    "Do you know about this: {fact}? Say what you know of it, if anything."
 )
 
 
@@ -121,51 +152,51 @@ def dialogue_lines(turns: list[tuple[str, str]]) -> str:
 
 def start_messages(identity: str, name: str, other: str, time: str, activity: str, place: str,
                    other_activity: str, memories: str) -> list[Message]:
-    return [{"role": "user", "content": START_TEMPLATE.format(
+    return laid_out(START_INSTRUCTIONS, START_TEMPLATE.format(
         identity=identity, name=name, other=other, time=time, activity=activity, place=place,
-        other_activity=other_activity, memories=memories)}]
+        other_activity=other_activity, memories=memories))
 
 
 def relationship_messages(identity: str, name: str, other: str, memories: str) -> list[Message]:
-    return [{"role": "user", "content": RELATIONSHIP_TEMPLATE.format(identity=identity, name=name, other=other,
-                                                                     memories=memories)}]
+    return laid_out(RELATIONSHIP_INSTRUCTIONS, RELATIONSHIP_TEMPLATE.format(identity=identity, name=name, other=other,
+                                                                     memories=memories))
 
 
 def turn_messages(identity: str, name: str, other: str, time: str, place: str, relationship: str, memories: str,
                   dialogue: str) -> list[Message]:
-    return [{"role": "user", "content": TURN_TEMPLATE.format(
+    return laid_out(TURN_INSTRUCTIONS, TURN_TEMPLATE.format(
         identity=identity, name=name, other=other, time=time, place=place, relationship=relationship,
-        memories=memories, dialogue=dialogue)}]
+        memories=memories, dialogue=dialogue))
 
 
 def poignancy_messages(identity: str, name: str, dialogue: str) -> list[Message]:
-    return [{"role": "user", "content": POIGNANCY_TEMPLATE.format(identity=identity, name=name, dialogue=dialogue)}]
+    return laid_out(POIGNANCY_INSTRUCTIONS, POIGNANCY_TEMPLATE.format(identity=identity, name=name, dialogue=dialogue))
 
 
 def plans_messages(identity: str, name: str, date: str, time: str, dialogue: str) -> list[Message]:
-    return [{"role": "user", "content": PLANS_TEMPLATE.format(identity=identity, name=name, date=date, time=time,
-                                                              dialogue=dialogue)}]
+    return laid_out(PLANS_INSTRUCTIONS, PLANS_TEMPLATE.format(identity=identity, name=name, date=date, time=time,
+                                                              dialogue=dialogue))
 
 
 def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:
-    return [{"role": "user", "content": SUMMARY_TEMPLATE.format(a=a, b=b, name=name, dialogue=dialogue)}]
+    return laid_out(SUMMARY_INSTRUCTIONS, SUMMARY_TEMPLATE.format(a=a, b=b, name=name, dialogue=dialogue))
 
 
 def interview_messages(identity: str, name: str, memories: str, question: str,
                        history: list[tuple[str, str]] = ()) -> list[Message]:
     """``history``: the interview's earlier (question, answer) pairs, for a conversation."""
     earlier = "".join(f"Interviewer: {one_line(q)}\n{name}: {one_line(a)}\n" for q, a in history)
-    return [{"role": "user", "content": INTERVIEW_TEMPLATE.format(
+    return laid_out(INTERVIEW_INSTRUCTIONS, INTERVIEW_TEMPLATE.format(
         identity=identity, name=name, memories=memories, question=question,
-        history=f"Earlier in this interview:\n{earlier}\n" if earlier else "")}]
+        history=f"Earlier in this interview:\n{earlier}\n" if earlier else ""))
 
 
 def judge_messages(identity: str, memories: str, category: str, question: str, answer: str) -> list[Message]:
-    return [{"role": "user", "content": JUDGE_TEMPLATE.format(identity=one_line(identity), memories=memories,
+    return laid_out(JUDGE_INSTRUCTIONS, JUDGE_TEMPLATE.format(identity=one_line(identity), memories=memories,
                                                               category=category, question=question,
-                                                              answer=one_line(answer))}]
+                                                              answer=one_line(answer)))
 
 
 def knows_messages(identity: str, name: str, memories: str, fact: str) -> list[Message]:
-    return [{"role": "user", "content": KNOWS_TEMPLATE.format(identity=identity, name=name, memories=memories,
-                                                              fact=fact)}]
+    return laid_out(KNOWS_INSTRUCTIONS, KNOWS_TEMPLATE.format(identity=identity, name=name, memories=memories,
+                                                              fact=fact))

@@ -179,7 +179,7 @@ class FlakyChat(OfflineChatModel):
         self.n = 0
 
     def _generate(self, messages, purpose, params):
-        if purpose == "importance":
+        if purpose.startswith("importance"):  # one rating or a round's
             self.n += 1
             if self.n % 5 == 0:
                 raise MemstreamError("openai:m (importance) failed: RateLimitError: slow down")
@@ -193,8 +193,8 @@ def test_a_failing_model_call_falls_back_and_the_run_goes_on() -> None:
     sim = Simulation(town, town.residents[:6], stream, chat, EventLog(None), start=START)
     sim.run(START + timedelta(hours=1))
     assert sim.agent_steps == 6 * 360
-    importance = chat.usage.by_purpose["importance"]
-    assert importance.failed > 0 and sim.model_failures == importance.failed  # each fallback counted once
+    failed = sum(u.failed for p, u in chat.usage.by_purpose.items() if p.startswith("importance"))
+    assert failed > 0 and sim.model_failures == failed  # each fallback counted once
 
 
 def test_run_replay_interview_cli(tmp_path: Path, capsys) -> None:

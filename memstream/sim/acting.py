@@ -21,6 +21,7 @@ from memstream.reflection import maybe_reflect_stage
 from memstream.sim.agent import Agent, Conversation
 from memstream.sim.events import EventLog
 from memstream.sim.movement import Movement
+from memstream.sim.poignancy import PoignancyTally
 from memstream.sim.scene import Scene
 from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
@@ -30,8 +31,6 @@ from memstream.trust import Checker
 #: A whispered memory's provenance, as the gate is told it and the memory records it.
 WHISPERED = "whispered"
 
-#: Observations this poignant or more make the agent consider changing its plan.
-REACT_IMPORTANCE = 7
 REACT_COOLDOWN_S = 1800      # an agent re-plans at most this often (no storms of agents reacting to reactions)
 #: The importance of an agent's own action when no model rated it (asleep, no plan): the paper's anchor for
 #: the mundane. A planned action shares the rating the model gave its block's decomposition.
@@ -41,9 +40,11 @@ IDLE_IMPORTANCE = 1
 class Acting:
     def __init__(self, stream: MemoryStream, events: EventLog, movement: Movement, scene: Scene,
                  conversation_of: Callable[[str], Conversation | None], ablate: frozenset[str],
-                 whispers: list[Whisper], spatial: Spatial, checker: Checker | None = None) -> None:
+                 whispers: list[Whisper], spatial: Spatial, checker: Checker | None = None,
+                 poignancy: PoignancyTally | None = None) -> None:
         self.stream, self.events, self.movement, self.scene, self.spatial = stream, events, movement, scene, spatial
         self.checker = checker or Checker.off()
+        self.poignancy = poignancy if poignancy is not None else PoignancyTally()
         self.conversation_of, self.ablate = conversation_of, ablate
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
         self.add_whispers(whispers)
@@ -136,9 +137,10 @@ class Acting:
             self.scene.stir(was[0], body.location)
 
     def consider(self, a: Agent, importance: int, observation: str, now: datetime, awake: bool) -> Stage[None]:
-        """Whether a poignant observation changes the agent's plan (at most once per cooldown)."""
+        """Whether a poignant observation (on the model's own scale: ``sim.poignancy``) changes the agent's
+        plan (at most once per cooldown)."""
         mind = a.mind
-        if (importance >= REACT_IMPORTANCE and awake and mind.plan is not None and not self.conversation_of(a.name)
+        if (self.poignancy.poignant(importance) and awake and mind.plan is not None and not self.conversation_of(a.name)
                 and "planning" not in self.ablate and now.timestamp() >= mind.next_react_s):
             mind.next_react_s = now.timestamp() + REACT_COOLDOWN_S
             decision = yield from react_stage(self.stream, mind.plan, a.identity, observation, now)

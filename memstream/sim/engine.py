@@ -48,6 +48,7 @@ from memstream.sim.events import EventLog
 from memstream.sim.movement import Movement
 from memstream.sim.objects import Objects
 from memstream.sim.perception import Perception
+from memstream.sim.poignancy import PoignancyTally
 from memstream.sim.scene import Scene
 from memstream.sim.spatial import Spatial
 from memstream.sim.whisper import Whisper
@@ -107,13 +108,14 @@ class Simulation:
         self.scene = Scene()
         self.movement = Movement(town, self.agents, self.scene)
         self.objects = Objects(town, self.movement, self.scene, events)
+        self.poignancy = PoignancyTally.from_stream(stream, self.order)  # the model's own scale (sim.poignancy)
         self.perception = Perception(self.agents, self.movement, self.objects, self.scene, stream,
-                                     town.vision_radius, self.checker)
+                                     town.vision_radius, self.checker, self.poignancy)
         self.spatial = Spatial(town, self.agents, self.movement.map, self.perception.nearby, stream, self.ablate)
         self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
                                   self.spatial, self.checker)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
-                             self.spatial, self.checker)
+                             self.spatial, self.checker, self.poignancy)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
         self._fallback = OfflineChatModel(seed)

@@ -15,6 +15,7 @@ from memstream.offline_text import doing
 from memstream.sim.agent import Agent
 from memstream.sim.movement import Movement
 from memstream.sim.objects import Objects
+from memstream.sim.poignancy import PoignancyTally
 from memstream.sim.scene import Scene
 from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
@@ -29,8 +30,10 @@ SEEN_CHARS = 120             # what an agent notes of another's activity
 
 class Perception:
     def __init__(self, agents: dict[str, Agent], movement: Movement, objects: Objects, scene: Scene,
-                 stream: MemoryStream, vision_radius: float, checker: Checker | None = None) -> None:
+                 stream: MemoryStream, vision_radius: float, checker: Checker | None = None,
+                 poignancy: PoignancyTally | None = None) -> None:
         self.agents, self.movement, self.objects, self.scene, self.stream = agents, movement, objects, scene, stream
+        self.poignancy = poignancy if poignancy is not None else PoignancyTally()
         self.checker = checker or Checker.off()
         self.nearby = movement.map.within(vision_radius)
 
@@ -51,6 +54,7 @@ class Perception:
             if verdict.allowed:
                 self.stream.write(new_memory(owner=a.name, text=text, kind=OBSERVATION, created_at=now,
                                              importance=importance, metadata={"about": key}))
+                self.poignancy.add(importance)
                 kept.append((importance, text))
         if not kept:
             return None

@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from memstream.errors import MemstreamError, StructuredOutputError
-from memstream.models import ChatModel, Request, Stage, run_direct
+from memstream.models import ChatModel, Request, Stage, json_values, run_direct
 from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE, OBSERVATION, Memory
-from memstream.stream.prompts import IMPORTANCE_PURPOSE, importance_messages
+from memstream.stream.prompts import IMPORTANCE_PURPOSE, ROUND_PURPOSE, ROUND_SIZE, importance_messages, round_messages
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 
 #: Used when no 1-10 rating could be had from the model (counted in its usage as a lost answer).
@@ -28,10 +29,55 @@ def parse_importance(answer: str) -> int:
                                 f"(began {answer[:40]!r})")
 
 
+def parse_ratings(answer: str, n: int) -> list[int]:
+    """Exactly ``n`` ratings in 1..10, from ``{"ratings": [...]}`` or, failing JSON, the answer's integers
+    in order; :class:`StructuredOutputError` naming what is wrong otherwise."""
+    found = _rating_list(answer)
+    if len(found) != n:
+        raise StructuredOutputError(f"{len(found)} rating(s) from {MIN_IMPORTANCE} to {MAX_IMPORTANCE} where {n} "
+                                    f"were asked, one per numbered memory")
+    return found
+
+
+def salvage_ratings(answer: str, n: int) -> list[int | None]:
+    """The ratings an answer gave for the first memories when it fell short (None for the rest)."""
+    found = _rating_list(answer)[:n]
+    if not found:
+        raise StructuredOutputError("no rating in the answer")
+    return [*found, *[None] * (n - len(found))]
+
+
+def _rating_list(answer: str) -> list[int]:
+    value = json_values(answer[:4000])
+    items = next((v["ratings"] for v in value if isinstance(v, dict) and isinstance(v.get("ratings"), list)),
+                 next((v for v in value if isinstance(v, list)), None))
+    if items is None:  # a numbered list or bare numbers: the integers, less any "N." numbering
+        items = [t for t in re.findall(r"(?<![\d.])(\d{1,2})(?!\.\s|\d)", answer[:4000])]
+    ratings = []
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, (int, str)) or not str(item).strip().isdigit():
+            continue
+        if MIN_IMPORTANCE <= int(item) <= MAX_IMPORTANCE:
+            ratings.append(int(item))
+    return ratings
+
+
 def importance_stage(texts: Sequence[str]) -> Stage[list[int]]:
-    """Rate each text 1-10 with the paper's prompt, all in one batch."""
-    ratings = yield [Request(IMPORTANCE_PURPOSE, importance_messages(t), parse_importance) for t in texts]
-    return [FALLBACK_IMPORTANCE if r is None else r for r in ratings]
+    """Rate each text 1-10: one alone with the paper's prompt; several together, ``ROUND_SIZE`` to a request,
+    so the model compares them (a small model rating memories one at a time used three values for a
+    whole day, routine acts among the highest). All the requests go in one batch."""
+    texts = list(texts)
+    if len(texts) <= 1:
+        ratings = yield [Request(IMPORTANCE_PURPOSE, importance_messages(t), parse_importance) for t in texts]
+        return [FALLBACK_IMPORTANCE if r is None else r for r in ratings]
+    parts = [texts[i:i + ROUND_SIZE] for i in range(0, len(texts), ROUND_SIZE)]
+    answers = yield [Request(ROUND_PURPOSE, round_messages(part), partial(parse_ratings, n=len(part)),
+                             salvage=partial(salvage_ratings, n=len(part))) for part in parts]
+    ratings: list[int] = []
+    for part, answer in zip(parts, answers, strict=True):
+        given = answer if answer is not None else [None] * len(part)
+        ratings += [FALLBACK_IMPORTANCE if r is None else r for r in given]
+    return ratings
 
 
 def rate_importance(model: ChatModel, texts: Sequence[str]) -> list[int]:

@@ -21,13 +21,14 @@ conversation rules weigh them when choosing what to pass on (:mod:`memstream.sim
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
 from memstream.models import Message, register_rules
 from memstream.offline_events import commitment
 from memstream.offline_text import names
-from memstream.stream.prompts import IMPORTANCE_PURPOSE, memory_text_of
+from memstream.stream.prompts import IMPORTANCE_PURPOSE, ROUND_PURPOSE, memory_text_of, round_texts_of
 
 #: Importance lexicon: the highest matching tier wins. Whole words; a trailing ``*`` is a stem.
 _IMPORTANCE_TIERS: list[tuple[int, tuple[str, ...]]] = [
@@ -96,4 +97,8 @@ def answer_importance(messages: list[Message]) -> str:
     return str(rate_poignancy(memory_text_of(messages)))
 
 
-register_rules({IMPORTANCE_PURPOSE: answer_importance})
+def answer_round(messages: list[Message]) -> str:
+    return json.dumps({"ratings": [rate_poignancy(text) for text in round_texts_of(messages)]})
+
+
+register_rules({IMPORTANCE_PURPOSE: answer_importance, ROUND_PURPOSE: answer_round})

@@ -56,7 +56,7 @@ def actions_answer(text: str, *, frame: DayFrame, start: int, minutes: int, acti
     An action's place that is no known place is the block's own (a room of it, as a decomposition
     names: "kitchen" in a block at home); only a place that names several known ones is refused.
     """
-    actions = parse_actions(text, minutes=minutes if whole else 0, name=name)
+    actions = parse_actions(text, name=name)  # the minutes are the sense check's to judge, not the shape's
     check_actions(actions, frame, start, minutes, activity, whole=whole)
     for a in actions:
         if a.location and places and not places.matches(a.location):

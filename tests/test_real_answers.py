@@ -128,6 +128,17 @@ class Unreachable(ChatModel):
         raise MemstreamError(f"{purpose}: the recorded model failed this retry")
 
 
+#: The recorded answers the planning sense checks (docs/sense-checks.md) now refuse: the replay asks a retry
+#: the recording does not hold, so these replays fail until the fixtures are recorded again (with the retries).
+REFUSED_BY_SENSE_CHECKS = {
+    "simulation": "planning.hours: strokes laid on consecutive hours (lunch at 09:00, dinner at 11:00, twice; lunch "
+                  "at 16:00); planning.actions: 20 or 30 minutes of actions for a 60-minute block (4 answers)",
+    "cli": "planning.actions: 35 minutes of actions for the 06:00-07:00 block",
+    "spatial": "planning.day: locations 'classroom' (a room) and 'Town Square' (an area), no known place",
+}
+
+
+@pytest.mark.xfail(reason=REFUSED_BY_SENSE_CHECKS["simulation"], strict=True)
 def test_the_recorded_simulation_replays_and_what_it_wrote_holds(tmp_path: Path) -> None:
     cache = tmp_path / "recorded-calls.db"
     shutil.copyfile(FIXTURES / "run" / "calls.db", cache)
@@ -148,6 +159,7 @@ def test_the_recorded_simulation_replays_and_what_it_wrote_holds(tmp_path: Path)
     assert check_file(tmp_path / "run" / "streams.db") == []  # citations within owner, vectors whole
 
 
+@pytest.mark.xfail(reason=REFUSED_BY_SENSE_CHECKS["cli"], strict=True)
 def test_the_recorded_cli_stages_replay(monkeypatch) -> None:
     """The reflection and the plan the benchmark made, made again from the recording: every insight
     cites real statements, the plan has its strokes, every activity is short."""
@@ -183,6 +195,7 @@ def test_each_parser_survives_any_text(purpose: str) -> None:
             PARSERS[purpose](text)
 
 
+@pytest.mark.xfail(reason=REFUSED_BY_SENSE_CHECKS["spatial"], strict=True)
 def test_the_simulation_recorded_with_spatial_memory_replays_with_todays_prompts(tmp_path: Path) -> None:
     """The second recording (tests/fixtures/real-spatial/) covers the prompts as they are now: every call of
     the replayed hour is in it, and the places each agent knows were written as it went."""

@@ -440,7 +440,8 @@ def open_stream(path: str, args: argparse.Namespace, *, create: bool, chat: bool
 #: How a command names what went wrong with a model's answers (``PurposeUsage`` fields).
 ANSWER_TROUBLE = (("retried", "retried with the problem named"),
                   ("implausible", "refused by a sense check (docs/sense-checks.md)"), ("partial", "salvaged in part"),
-                  ("truncated", "cut at their bound"), ("unusable", "unreadable twice"), ("failed", "failed"))
+                  ("stretched", "stretched to fill their span"), ("truncated", "cut at their bound"),
+                  ("unusable", "unreadable twice"), ("failed", "failed"))
 
 
 def answers_note(usage: Usage) -> str | None:

@@ -104,6 +104,7 @@ class PurposeUsage:
     unusable: int = 0  # unreadable twice: the answer was lost
     failed: int = 0    # the call failed for good (after the back-end's own retries)
     partial: int = 0   # short of the request twice; what it did give was kept, the rest filled in
+    stretched: int = 0  # usable, but short of what was asked: the stage stretched it to fit (Request.remark)
     requests: int = 0  # requests sent to the model, every retry included (failed ones too)
     received: int = 0  # answers that came back from the model (not from the call cache)
     truncated: int = 0  # answers cut at their purpose's bound (models.bounds), read as damaged answers
@@ -125,7 +126,7 @@ class PurposeUsage:
 
 
 #: What :meth:`Usage.count` accepts: the ways an answer can go wrong.
-PROBLEMS = ("retried", "implausible", "unusable", "failed", "partial", "abandoned")
+PROBLEMS = ("retried", "implausible", "unusable", "failed", "partial", "abandoned", "stretched")
 
 
 @dataclass

@@ -50,6 +50,9 @@ class Request(Generic[T]):
     ``ValueError``) naming what is wrong; the runner shows that to the model when it retries.
     ``salvage``, if given, reads what can be kept of an answer that still falls short after the
     retry (the hours the model did give, say), so a stage falls back item by item, not wholesale.
+    ``remark``, if given, looks at the answer the stage will receive (first, retried or salvaged)
+    and names a counter of :data:`~memstream.models.base.PROBLEMS` it earns, or None: what a stage
+    makes of a usable answer (a decomposition stretched to fill its block) is counted, never silent.
     After a runner has answered, ``problem`` says why no usable answer was had (None if one was).
     """
 
@@ -57,6 +60,7 @@ class Request(Generic[T]):
     messages: list[Message]
     parse: Callable[[str], T]
     salvage: Callable[[str], T] | None = None
+    remark: Callable[[T], str | None] | None = None
     problem: str | None = None
 
 
@@ -164,6 +168,9 @@ def answer_all(chat: ChatModel, requests: list[Request[Any]], *, fallback: ChatM
                 else:
                     request.problem = f"{request.purpose}: unreadable twice ({error})"
                     chat.usage.count(request.purpose, "unusable")
+    for request, answer in zip(requests, answers, strict=True):
+        if answer is not None and request.remark is not None and (counter := request.remark(answer)):
+            chat.usage.count(request.purpose, counter)
     lost = [i for i, r in enumerate(requests) if r.problem]
     for i in lost:
         log.warning("%s; %s", requests[i].problem, "the offline rules stand in" if fallback else "skipped")

@@ -49,6 +49,11 @@ class Identity(BaseModel):
             raise ValueError(f"wake {self.wake} must come before sleep {self.sleep}")
         return self
 
+    def known_places(self) -> tuple[str, ...]:
+        """The places this agent knows by name, which its plans' locations must be among; none outside a
+        town (a bare identity's places are free text). A town's resident knows some (spatial memory)."""
+        return ()
+
     def describe(self) -> str:
         """The paper-style seed paragraph that prompts start from."""
         parts = [f"Name: {self.name} (age: {self.age})"]

@@ -20,8 +20,10 @@ from typing import NamedTuple
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Request, Stage, one_line, run_direct
 from memstream.planning import prompts
+from memstream.planning.answers import actions_answer, hours_answer, hours_salvage, reaction_answer, strokes_answer
 from memstream.planning.identity import Identity
-from memstream.planning.parse import StrokeIn, parse_actions, parse_hours, parse_reaction, parse_strokes
+from memstream.planning.parse import StrokeIn, parse_strokes
+from memstream.planning.places import KnownPlaces
 from memstream.planning.plan import (
     SLEEPING,
     Action,
@@ -31,6 +33,7 @@ from memstream.planning.plan import (
     appointment_span,
     fit_actions,
 )
+from memstream.planning.sense import Anchor, DayFrame, short_of, timed_words
 from memstream.stream import PLAN, Memory, MemoryStream, importance_stage, new_memory
 from memstream.timeutil import minute_of_day, require_aware
 
@@ -39,6 +42,8 @@ YESTERDAY_K = 10
 COMMITMENTS_K = 10
 #: A day outline short of MIN_STROKES twice is still kept if it has this many (the hours fill the rest).
 SALVAGED_STROKES = 3
+#: What a waking hour holds when neither the plan nor the routine says (never sleep: the agent is awake).
+UNPLANNED = "go about the day"
 
 
 def start_of_day(t: datetime) -> datetime:
@@ -95,20 +100,23 @@ def write_rated(stream: MemoryStream, owner: str, text: str, at: datetime, metad
 
 
 def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
-            extra: str = "") -> Stage[list[Block]]:
+            extra: str = "", anchors: tuple[Anchor, ...] = ()) -> Stage[list[Block]]:
     """Blocks from ``start`` to midnight, an hour each (an appointment starts and ends its own).
 
     An hour the model leaves out keeps the stroke in force; an appointment keeps its hours whatever
-    the model's hours say, and the identity's wake and bed times decide when the agent sleeps.
+    the model's hours say, and the identity's wake and bed times decide when the agent sleeps. The
+    hours are sense-checked against the strokes, the routine and ``anchors`` (a reaction's).
     """
     listing_ = "\n".join(f"{s.time} {s.activity} ({s.location})" + (f" until {_hhmm(appointment_span(s, strokes)[1])}"
                                                                      if s.minutes else "") for s in strokes) + extra
     waking = tuple(h for h in range(start.hour, 24)
                    if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
+    frame, places = DayFrame.of(identity, strokes, anchors), KnownPlaces.of(identity)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing_, f"{start:%H:%M}"),
-        partial(parse_hours, must_cover=waking, name=identity.name),
-        salvage=partial(parse_hours, name=identity.name))) or []  # hours left out: the stroke in force
+        partial(hours_answer, frame=frame, must_cover=waking, name=identity.name, places=places),
+        salvage=partial(hours_salvage, frame=frame, name=identity.name, places=places))) or []
+    # hours left out (or dropped by the salvage): the stroke in force
     return _lay_blocks(identity, day, strokes, start, {h.hour: (h.activity, h.location) for h in hours})
 
 
@@ -161,7 +169,12 @@ def _stroke_at(strokes: list[Stroke], hhmm: str, identity: Identity) -> Stroke:
     minute = minute_of_day(hhmm)
     current = [s for s in strokes if s.time <= hhmm
                and not (s.appointment and appointment_span(s, strokes)[1] <= minute)]  # an ended appointment
-    return current[-1] if current else Stroke(hhmm, SLEEPING, identity.home)
+    if current:
+        return current[-1]
+    # awake before the plan's first stroke: the routine's item in force, never sleep at a waking hour
+    routine = [r for r in identity.routine if r.time <= hhmm]
+    return Stroke(hhmm, routine[-1].activity, routine[-1].location) if routine else Stroke(hhmm, UNPLANNED,
+                                                                                            identity.home)
 
 
 def _strokes(answer: list[StrokeIn], listed: list[Memory], home: str) -> list[Stroke]:
@@ -189,11 +202,11 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
     answer = yield Request(prompts.DAY_PURPOSE, prompts.day_messages(
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", _yesterday(stream, identity, now),
         listing(listed)),
-        partial(parse_strokes, at_least=prompts.MIN_STROKES, name=identity.name),
-        salvage=partial(parse_strokes, at_least=SALVAGED_STROKES, name=identity.name))
+        partial(strokes_answer, at_least=prompts.MIN_STROKES, name=identity.name, places=KnownPlaces.of(identity)),
+        salvage=partial(parse_strokes, at_least=SALVAGED_STROKES, name=identity.name))  # places: the sim resolves
     if not answer:  # no usable plan from the model: the identity's own routine
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
-            StrokeIn(time=identity.wake, activity="go about the day", location=identity.home)]
+            StrokeIn(time=identity.wake, activity=UNPLANNED, location=identity.home)]
     strokes = _strokes(answer, listed, identity.home)
     plan = DayPlan(identity.name, day, strokes, (yield from _blocks(identity, day, strokes, day)))
     cites = tuple(dict.fromkeys(((revision,) if revision else ()) + tuple(c for s in strokes for c in s.cites)))
@@ -213,10 +226,14 @@ def decompose_stage(stream: MemoryStream, identity: Identity, plan: DayPlan, t: 
     block = plan.block_at(t)
     if block.actions:
         return block
+    read = partial(actions_answer, frame=DayFrame.of(identity, plan.strokes),
+                   start=minute_of_day(f"{block.start:%H:%M}"), minutes=block.minutes,
+                   activity=block.activity, location=block.location, name=identity.name,
+                   places=KnownPlaces.of(identity))
     proposed = (yield Request(prompts.ACTIONS_PURPOSE, prompts.actions_messages(
         identity.describe(), identity.name, f"{block.start:%H:%M}", f"{block.end:%H:%M}", block.minutes,
-        block.activity, block.location), partial(parse_actions, minutes=block.minutes, name=identity.name),
-        salvage=partial(parse_actions, name=identity.name))) or []  # stretched or cut to fit by fit_actions
+        block.activity, block.location), read, salvage=partial(read, whole=False),
+        remark=partial(short_of, minutes=block.minutes))) or []  # stretched (counted) or cut to fit by fit_actions
     block.actions = fit_actions(block, [(a.minutes, a.activity, a.location) for a in proposed])
     text = f"From {block.start:%H:%M} to {block.end:%H:%M}: " + "; ".join(
         f"{a.activity} ({a.minutes} min)" for a in block.actions)
@@ -279,9 +296,11 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
     action = plan.action_at(now) or plan.block_at(now)
     memories = "\n".join(f"- {one_line(r.memory.text)}"
                          for r in stream.retrieve(identity.name, observation, now=now, k=5))
+    places = KnownPlaces.of(identity)
+    here = next(iter(places.matches(action.location)), action.location) if places else action.location
     decision = yield Request(prompts.REACT_PURPOSE, prompts.react_messages(
         identity.describe(), identity.name, f"{now:%H:%M}", f"{now:%A %d %B %Y}", action.activity, observation,
-        memories), partial(parse_reaction, name=identity.name))
+        memories), partial(reaction_answer, observation=observation, here=here, name=identity.name, places=places))
     if decision is None or not decision.react:
         return ReactDecision(False, "", plan)
     later = decision.time if decision.time and minute_of_day(decision.time) > now.hour * 60 + now.minute else ""
@@ -329,7 +348,9 @@ def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observ
                                                                         evidence or supersedes)],
                          key=lambda s: s.time)
     extra = f"\nAt {now:%H:%M} {identity.name} reacts to '{observation}': {reaction}" + (f" at {at}" if at else "")
-    fresh = yield from _blocks(identity, plan.day, strokes, now, extra)
+    begins = minute_of_day(at) if at else now.hour * 60 + now.minute
+    reacting = Anchor(begins, begins + (minutes or 60), reaction, timed_words(reaction))
+    fresh = yield from _blocks(identity, plan.day, strokes, now, extra, (reacting,) if reacting.words else ())
     if fresh and reaction and not at:
         fresh[0].activity = reaction
     new = DayPlan(identity.name, plan.day, strokes, kept + fresh)

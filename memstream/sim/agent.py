@@ -101,11 +101,13 @@ class Agent:
     def identity(self) -> Resident:
         """Who the agent is today: the town's resident, its situation as revised at wake-up, the places it
         knows (which its prompts list)."""
-        currently, listing = self.mind.currently, self.places.listing
+        currently, listing, known = self.mind.currently, self.places.listing, self.places.known
         me = self._identity
-        if me is None or me.situation != (currently or self.resident.situation) or me.places != listing:
+        if (me is None or me.situation != (currently or self.resident.situation) or me.places != listing
+                or len(me.known_places()) != len(known)):  # places are only ever learned, never forgotten
             me = self.resident.model_copy(update={"situation": currently} if currently else {})
             me.places = listing
+            me.know(known)
             self._identity = me
         return me
 

@@ -67,6 +67,7 @@ class Resident(Identity):
     knows (set by spatial memory, :mod:`memstream.sim.spatial`), which its description lists."""
 
     _places: str = PrivateAttr(default="")
+    _known: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def places(self) -> str:
@@ -75,6 +76,13 @@ class Resident(Identity):
     @places.setter
     def places(self, listing: str) -> None:
         self._places = listing
+
+    def know(self, names: Collection[str]) -> None:
+        """The buildings this resident knows (spatial memory's): its plans' places are checked against them."""
+        self._known = tuple(names)
+
+    def known_places(self) -> tuple[str, ...]:
+        return self._known
 
     def describe(self) -> str:
         described = super().describe()

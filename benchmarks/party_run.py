@@ -6,7 +6,9 @@ the run directory (``--out``) is resumable, so a run that needs more than one si
 it stopped (the call cache replays every answer already had).
 
 Reported: wall time; per purpose the answers received, seconds per answer, the longest answer
-against its bound, truncated, abandoned, retried and lost answers and the usable share; the share
+against its bound, truncated, abandoned, retried, refused by a sense check (implausible), salvaged
+and lost answers and the usable share; the importance histogram and re-plans per 100 rated
+observations; conversation offers accepted and declined; the share
 of prompt tokens served from the server's prefix cache (from the responses where the server says
 so, else from llama-cpp-python's log with ``--server-log``); and what happened (who knows of the
 party, who planned for it, conversations, the agents' own answers in an interview), beside the
@@ -23,8 +25,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from memstream.models import ChatModel, answer_tokens, make_chat_model, run_direct
+from memstream.models import CachedChatModel, ChatModel, answer_tokens, make_chat_model, run_direct
 from memstream.sim import RunConfig, RunDir, Whisper, interview_stage, load_scenario, measures, resume_run, start_run
+from memstream.sim.rundir import CALLS
 
 AGENTS = 4
 HOURS = 12.0
@@ -75,26 +78,49 @@ def per_purpose(metrics: dict, longest: dict[str, int]) -> dict[str, dict[str, A
         rows[purpose] = {"answers": u["received"], "s_per_answer": round(u["latency_s"] / max(u["received"], 1), 2),
                          "longest_tokens": longest.get(purpose, 0), "bound": answer_tokens(purpose),
                          "truncated": u["truncated"], "abandoned": u["abandoned"], "retried": u["retried"],
-                         "lost": u["unusable"] + u["failed"], "usable": round(1 - (u["unusable"] + u["failed"]) / asked, 3)}
+                         "implausible": u.get("implausible", 0), "partial": u["partial"],
+                         "lost": u["unusable"] + u["failed"], "usable": round(1 - (u["unusable"] + u["failed"]) / asked, 3),
+                         "prefix_cache_share": _share(u)}
     return rows
 
 
+def _share(u: dict[str, Any]) -> float | None:
+    reported = u.get("prefix_reported_tokens", 0)
+    return round(u.get("prefix_cached_tokens", 0) / reported, 3) if reported else None
+
+
+def ratings(metrics: dict, events: list[dict]) -> dict[str, Any]:
+    """What the model's importance ratings looked like and what they set off: the observations' histogram,
+    its distinct values, and re-plans (reactions) per 100 rated observations."""
+    histogram = {int(k): v for k, v in (metrics.get("importance_histogram") or {}).items()}
+    rated = sum(histogram.values())
+    reactions = sum(1 for e in events if e["action"].startswith("reacts to "))
+    return {"histogram": histogram, "distinct": sum(1 for v in histogram.values() if v), "rated": rated,
+            "reactions": reactions, "reactions_per_100": round(100 * reactions / rated, 1) if rated else None}
+
+
 def what_happened(out: Path, llm: str, *, timeout: float) -> dict[str, Any]:
-    """Who knows of the party, who planned for it, conversations, and each agent's own answer."""
+    """Who knows of the party, who planned for it, conversations, each agent's own answer in an interview
+    (asked through the run's call cache, so a recording holds them too), and the model's ratings."""
     run = RunDir.open(out)
     party_day = datetime.fromisoformat(START).replace(hour=0, minute=0) + timedelta(days=1)
     events = run.events()
-    chat = make_chat_model(llm, timeout=timeout, concurrency=1)
     answers = {}
     with run:
+        chat = CachedChatModel(make_chat_model(llm, timeout=timeout, concurrency=1), out / CALLS)
         stream = run.stream
         for resident in run.town.residents:
             answer, _ = run_direct(interview_stage(stream, resident, QUESTION, run.stands_at()), chat)
             answers[resident.name] = answer
+        chat.close()
+    metrics = run.metrics() or {}
     return {"knowers": sorted(measures.knowers(run, FACT)),
             "planned": sorted(measures.planned(run, "Hobbs Cafe", party_day + timedelta(hours=17),
                                                party_day + timedelta(hours=19))),
             "conversations": sum(1 for e in events if e["action"].startswith("starts a conversation")),
+            "conversation_offers": metrics.get("conversation_offers"),
+            "importance": ratings(metrics, events),
+            "implausible": metrics.get("implausible_by_purpose", {}),
             "interviews": answers}
 
 

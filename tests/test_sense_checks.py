@@ -248,7 +248,7 @@ def test_the_retry_is_shown_the_problem_and_the_refusal_is_counted(stream: Memor
     laid = hours_json(sorted((dict(good_hours()) | {9: "have lunch", 11: "have dinner"}).items()))
     answers = iter([laid])
     chat = ScriptedChat({"planning.hours": lambda messages: next(answers, None) or OfflineChatModel().complete(
-        messages[:1], purpose="planning.hours")})
+        messages[:2], purpose="planning.hours")})  # the first question (system and user), not the retry
     plan = plan_day(stream, ANN, DAY, chat=chat)
     retry = [m for p, m in chat.calls if p == "planning.hours"][1]
     assert "'have lunch' at 09:00 is far from when the day has it" in retry[-1]["content"]
@@ -290,4 +290,4 @@ def test_a_whole_offline_day_of_the_town_passes_every_check(tmp_path: Path) -> N
     assert all(not u.stretched for u in chat.usage.by_purpose.values())
     planned = [m for p, m in chat.calls if p.startswith("planning.")]
     assert {"planning.day", "planning.hours", "planning.actions"} <= {p for p, _ in chat.calls}
-    assert sum(PLACES_LABEL in m[0]["content"] for m in planned) > len(planned) // 2  # the place checks were live
+    assert sum(PLACES_LABEL in m[-1]["content"] for m in planned) > len(planned) // 2  # the place checks were live

@@ -6,7 +6,7 @@ import json
 
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
 
-VERSION = 4
+VERSION = 5
 DAY_PURPOSE = "planning.day"
 HOURS_PURPOSE = "planning.hours"
 ACTIONS_PURPOSE = "planning.actions"
@@ -31,13 +31,17 @@ DAY_EXAMPLE = {"strokes": [
 EXAMPLE_DAY = frozenset((s["activity"].lower(), s["location"]) for s in DAY_EXAMPLE["strokes"]
                         if s["location"] != "home")
 
+#: Where a location comes from when the identity lists the places the agent knows (spatial memory; the sense
+#: checks of ``planning.places`` refuse any other).
+PLACES_RULE = " Where the description lists the places the person knows, each location is one of them, copied exactly."
+
 # Each prompt is laid out for a server's prefix cache (``memstream.models.layout``): the stage's fixed
 # instructions and worked example as the system message; then the agent's identity; then what changes.
 DAY_INSTRUCTIONS = (
     "You plan the day of the person described by the user. Outline the plan for the day in {lo} to {hi} "
     "broad strokes, each with the time it starts (24-hour HH:MM) and where it happens. If a numbered memory "
     "sets something for that day at a time and place, make it a stroke at that time and place and cite it: "
-    "\"because\": [its number].\n"
+    "\"because\": [its number]." + PLACES_RULE + "\n"
     'Answer as JSON {{"strokes": [{{"time": "07:00", "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase.\n"
     "Example (for someone else): {example}"
@@ -52,7 +56,8 @@ DAY_TEMPLATE = (
 HOURS_INSTRUCTIONS = (
     "You plan the day of the person described by the user hour by hour: decompose their plan in broad "
     "strokes into hour-long blocks from the hour given until midnight, one entry per hour, with the activity "
-    "and its location (sleeping counts).\n"
+    "and its location (sleeping counts). The hours go in time order, each activity at the hour the plan gives "
+    "it; sleep only in the person's night (before they usually wake, after they go to bed)." + PLACES_RULE + "\n"
     'Answer as JSON {"hours": [{"hour": 7, "activity": "...", "location": "..."}]}, one entry for '
     "every hour, each activity a short phrase.\n"
     'Example (for someone else, from 06:00): {"hours": [{"hour": 6, "activity": "wake up and get ready", '
@@ -66,7 +71,8 @@ HOURS_TEMPLATE = (
 
 ACTIONS_INSTRUCTIONS = (
     "You break a block of the plan of the person described by the user into actions of {lo} to {hi} minutes "
-    "each that fill the whole block, in order.\n"
+    "each that fill the whole block, in order: the minutes add up to exactly the block's, and every action "
+    "happens within the block (nothing from other parts of the day)." + PLACES_RULE + "\n"
     'Answer as JSON {{"actions": [{{"minutes": 10, "activity": "...", "location": "..."}}]}}, each activity a '
     "short phrase, the minutes adding up to the whole.\n"
     'Example (for someone else, 60 minutes of baking): {{"actions": [{{"minutes": 10, "activity": "knead the '
@@ -84,7 +90,8 @@ REACT_INSTRUCTIONS = (
     "You decide whether the person described by the user reacts to what they observe, and how.\n"
     'Answer as JSON {"react": true, "reaction": "..."} or {"react": false, "reaction": ""}. A reaction is '
     "what the person does, as a short phrase (at most 12 words), not a description. If it is for later today "
-    'at a set time, add "time" (HH:MM) and "location"; otherwise it starts now.\n'
+    'at a set time, add "time" (HH:MM) and "location"; otherwise it starts now, where the person is or where '
+    "what they observed is.\n"
     'Example (for someone else, who sees smoke from the kitchen): {"react": true, "reaction": "turn off the '
     'stove and open the window"}\n'
     'Example (for someone else, just invited to a talk at 18:00 today): {"react": true, "reaction": "go to the '

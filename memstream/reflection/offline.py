@@ -46,7 +46,8 @@ def answer_questions(messages: list[Message]) -> str:
 def answer_insights(messages: list[Message]) -> str:
     """Only what the numbered statements support, each insight citing exactly the statements it rests on:
 
-    - an event two or more of them announce with a time, a place and a fixed day (a date or a
+    - an event two or more of them (conversations and memos of them: what the owner heard, not its
+      own plans or insights) announce with a time, a place and a fixed day (a date or a
       weekday: the statements carry no date, so "tomorrow" cannot be carried over), said once for
       all of them: "Ann has heard of the party at Hobbs Cafe at 17:00 on 14 February 2 times" (an
       event one statement announces is that statement: saying it again would be a restatement,
@@ -74,7 +75,7 @@ def _events(owner: str, statements: dict[int, str]) -> list[dict]:
     found: dict[tuple, list[int]] = {}
     said: dict[tuple, Commitment] = {}
     for n, text in sorted(statements.items()):
-        c = commitment(text, places)
+        c = commitment(text, places) if _TALK.match(text) else None  # heard, not the owner's own notes
         if c and (c.month_day or c.weekday is not None):
             key = (c.time, c.place.lower(), c.when)
             found.setdefault(key, []).append(n)

@@ -37,13 +37,18 @@ interested""".split())
 
 #: An insight that adds at most this many content words to one cited statement adds nothing to it ...
 RESTATED_NEW_WORDS = 1
-#: ... unless it has fewer content words than this: in a short insight ("Klaus loves research") the one
-#: new word may be the whole idea, while in a longer one it is a modifier copied around ("carefully").
-RESTATED_MIN_WORDS = 4
+#: ... unless it has fewer words than this besides names: in a short insight ("Klaus loves research") the one
+#: new word may be the whole idea, while in a longer one it is a modifier copied around ("brushing her teeth
+#: carefully"). Names are not counted, so a long name ("Ayesha Khan") does not make an insight long.
+RESTATED_MIN_WORDS = 3
 
 
 def _words(text: str) -> set[str]:
     return set(content_words(text))
+
+
+def _name_words(text: str) -> set[str]:
+    return {w.lower() for n in names(text) for w in n.split()}
 
 
 def about_a_thing(question: str) -> bool:
@@ -81,10 +86,11 @@ def check_questions(questions: list[str], statements: list[str]) -> list[str]:
 
 def restated(insight: str, statement: str) -> bool:
     """Whether ``insight`` only restates ``statement``: it adds no content word to it, or one word when it
-    has :data:`RESTATED_MIN_WORDS` or more (its words are almost all the statement's)."""
+    has :data:`RESTATED_MIN_WORDS` or more besides names (its words are almost all the statement's)."""
     words = _words(insight)
     new = words - _words(statement)
-    return bool(words) and (not new or (len(new) <= RESTATED_NEW_WORDS and len(words) >= RESTATED_MIN_WORDS))
+    long = len(words - _name_words(insight)) >= RESTATED_MIN_WORDS
+    return bool(words) and (not new or (len(new) <= RESTATED_NEW_WORDS and long))
 
 
 def supported(insight: str, cited: list[str]) -> bool:

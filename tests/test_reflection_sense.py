@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.errors import ImplausibleAnswerError
+from memstream.offline_text import content_words
 from memstream.reflection import prompts, reflect
-from memstream.reflection.parse import Insight
+from memstream.reflection.parse import Insight, parse_insights
 from memstream.reflection.sense import (
     CITATIONS,
     RESTATEMENT,
@@ -153,3 +154,26 @@ def test_the_offline_rules_reflections_over_a_day_pass_every_check(tmp_path: Pat
     dropped = metrics["reflection"]["dropped_by_check"]
     assert not {RESTATEMENT, UNSUPPORTED} & set(dropped), dropped
 
+
+
+def _recorded(purpose: str) -> list[dict]:
+    path = Path(__file__).resolve().parent / "fixtures" / "real" / "calls.jsonl"
+    return [c for line in path.read_text(encoding="utf-8").splitlines() if (c := json.loads(line))["purpose"] == purpose]
+
+
+def test_a_real_models_recorded_insights_that_copy_a_statement_are_refused() -> None:
+    """Over the recorded real answers (whatever they are): an insight whose words are all in one statement
+    it cites never passes; one that generalises over its citations is kept."""
+    calls = _recorded(prompts.INSIGHTS_PURPOSE)
+    assert calls  # the fixtures hold real reflections
+    for call in calls:
+        listed = statements(call["messages"])
+        texts = [listed[n] for n in sorted(listed)]
+        insights = parse_insights(call["answer"])
+        copies = [i for i in insights if any(set(content_words(i.insight)) <= set(content_words(texts[n - 1]))
+                                             for n in i.because if 1 <= n <= len(texts))]
+        try:
+            kept = check_insights(insights, texts).kept
+        except ImplausibleAnswerError:
+            kept = []
+        assert not [i for i in copies if i in kept]

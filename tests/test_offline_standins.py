@@ -101,12 +101,16 @@ def insights(owner: str, statements: list[str]) -> list[dict]:
 
 def test_offline_insights_state_what_their_statements_support() -> None:
     owner = "Ann Lee"
-    found = insights(owner, ["Ben Ortiz told Ann Lee that the fair is at Johnson Park at 10 am on Saturday",
+    fair = "the fair is at Johnson Park at 10 am on Saturday"
+    found = insights(owner, [f"Ben Ortiz told Ann Lee that {fair}",
                              "Ann Lee is painting a mural", "Conversation with Ben Ortiz:\nBen Ortiz: Hi",
-                             "Ann Lee is painting the fence", "the kettle is on"])
-    assert {"insight": "Ann Lee knows of the fair at Johnson Park at 10:00 on Saturday", "because": [1]} in found
+                             "Ann Lee is painting the fence", "the kettle is on", f"Cho Min told Ann Lee that {fair}"])
+    assert {"insight": "Ann Lee has heard of the fair at Johnson Park at 10:00 on Saturday 2 times",
+            "because": [1, 6]} in found
     assert {"insight": "Ann Lee has talked with Ben Ortiz 2 times", "because": [1, 3]} in found
     assert {"insight": "Ann Lee has been painting 2 times lately", "because": [2, 4]} in found
+    once = insights(owner, [f"Ben Ortiz told Ann Lee that {fair}", "the kettle is on"])
+    assert not any("fair" in i["insight"] for i in once)  # one announcement is that statement, not an insight
     assert insights(owner, ["the kettle is on", "it rained"]) == []  # no insight rather than a template
 
 

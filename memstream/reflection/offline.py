@@ -25,7 +25,7 @@ _PERSON = re.compile(r"(?:^|\b(?:with|invited|told|asked|met|and|saw)\s+)([A-Z][
 
 
 def answer_questions(messages: list[Message]) -> str:
-    text = prompt_of(messages).split("\n\nGiven only the information above")[0]
+    text = prompt_of(messages).split("\n", 1)[-1]  # the statements, after the line naming whose they are
     people = frequent([n for line in text.splitlines() for n in names(line)], 2)
     words = [w for line in text.splitlines() for w in content_words(line)]
     activities = frequent([w for w in words if w.endswith("ing")], 2)
@@ -46,9 +46,12 @@ def answer_questions(messages: list[Message]) -> str:
 def answer_insights(messages: list[Message]) -> str:
     """Only what the numbered statements support, each insight citing exactly the statements it rests on:
 
-    - an event they announce with a time, a place and a fixed day (a date or a weekday: the
-      statements carry no date, so "tomorrow" cannot be carried over), said once for all the
-      statements that announce it: "Ann knows of the party at Hobbs Cafe at 17:00 on 14 February";
+    - an event two or more of them (conversations and memos of them: what the owner heard, not its
+      own plans or insights) announce with a time, a place and a fixed day (a date or a
+      weekday: the statements carry no date, so "tomorrow" cannot be carried over), said once for
+      all of them: "Ann has heard of the party at Hobbs Cafe at 17:00 on 14 February 2 times" (an
+      event one statement announces is that statement: saying it again would be a restatement,
+      which ``memstream.reflection.sense`` drops);
     - a person the owner has talked with in two or more of them: "Ann has talked with Ben 3 times";
     - someone else (a first and last name) who is the subject or the other party of two or more:
       "Ann often comes across Ben Lee";
@@ -72,13 +75,13 @@ def _events(owner: str, statements: dict[int, str]) -> list[dict]:
     found: dict[tuple, list[int]] = {}
     said: dict[tuple, Commitment] = {}
     for n, text in sorted(statements.items()):
-        c = commitment(text, places)
+        c = commitment(text, places) if _TALK.match(text) else None  # heard, not the owner's own notes
         if c and (c.month_day or c.weekday is not None):
             key = (c.time, c.place.lower(), c.when)
             found.setdefault(key, []).append(n)
             said.setdefault(key, c)
-    return [{"insight": f"{owner} knows of {_called(said[k])} at {said[k].place} {said[k].hours} {said[k].when}",
-             "because": cited[:5]} for k, cited in found.items()]
+    return [{"insight": f"{owner} has heard of {_called(said[k])} at {said[k].place} {said[k].hours} {said[k].when} "
+                        f"{len(cited)} times", "because": cited[:5]} for k, cited in found.items() if len(cited) >= 2]
 
 
 def _called(c: Commitment) -> str:

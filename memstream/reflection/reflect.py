@@ -6,7 +6,10 @@ memories, asks for the 3 most salient high-level questions, retrieves memories
 for each, and asks for 5 insights, each citing the numbered statements it rests
 on. Citations are real: every number maps to a memory id, and an insight with
 missing or out-of-range citations is dropped and counted, never written with
-invented evidence. Insights become ``reflection`` memories that cite their
+invented evidence. The sense checks (:mod:`memstream.reflection.sense`) refuse
+questions all about one object, and drop insights that restate one cited statement
+or share nothing with what they cite, counted by check in
+``ReflectionResult.dropped_by_check``. Insights become ``reflection`` memories that cite their
 evidence, with depth = 1 + the deepest memory cited (observations are depth 0),
 so later reflections can cite earlier ones and form trees.
 
@@ -21,11 +24,12 @@ through which the owner last reflected), so it survives a reopen.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from memstream.models import ChatModel, Request, Stage, run_direct
-from memstream.reflection import prompts
+from memstream.reflection import prompts, sense
 from memstream.reflection.parse import Insight, parse_insights, parse_questions
 from memstream.stream import DIALOGUE, OBSERVATION, REFLECTION, Memory, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
@@ -51,6 +55,7 @@ class DroppedInsight:
     question: str
     text: str
     reason: str
+    check: str = ""  # which check dropped it: a ``sense`` check's name, "repeat" or "critic"
 
 
 @dataclass
@@ -62,10 +67,14 @@ class ReflectionResult:
     dropped: list[DroppedInsight] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # answers that could not be read, with why
 
+    def dropped_by_check(self) -> dict[str, int]:
+        """How many insights each check dropped (restatements, unsupported, bad citations, repeats, critic)."""
+        return dict(Counter(d.check for d in self.dropped))
+
     def to_dict(self) -> dict:
         return {"owner": self.owner, "at": self.at.isoformat(), "questions": self.questions,
                 "insights": [vars(i) for i in self.insights], "dropped": [vars(d) for d in self.dropped],
-                "skipped": self.skipped}
+                "dropped_by_check": self.dropped_by_check(), "skipped": self.skipped}
 
 
 def accumulated_importance(stream: MemoryStream, owner: str) -> int:
@@ -98,23 +107,25 @@ def reflect_stage(stream: MemoryStream, owner: str, now: datetime, evidence_k: i
     result = ReflectionResult(owner, now)
     recent = stream.recent(owner, RECENT)
     through = stream.last_id(owner)
-    asked = Request(prompts.QUESTIONS_PURPOSE, prompts.questions_messages([m.text for m in recent]), parse_questions)
+    texts = [m.text for m in recent]
+    asked = Request(prompts.QUESTIONS_PURPOSE, prompts.questions_messages(owner, texts),
+                    lambda answer: sense.check_questions(parse_questions(answer), texts))
     result.questions = ((yield asked) or [])[: prompts.N_QUESTIONS]
     _note_problem(result, asked)
     evidence = {q: [r.memory for r in stream.retrieve(owner, q, now=now, k=evidence_k)] for q in result.questions}
-    requests = [Request(prompts.INSIGHTS_PURPOSE, prompts.insights_messages(owner, [m.text for m in evidence[q]]),
-                        parse_insights) for q in result.questions]
+    requests = [_insights_request(owner, [m.text for m in evidence[q]]) for q in result.questions]
     answers = (yield requests) if requests else []
     pending: list[tuple[Insight, list[Memory], str]] = []
     seen: set[str] = set()
-    for question, request, insights in zip(result.questions, requests, answers, strict=True):
+    for question, request, checked in zip(result.questions, requests, answers, strict=True):
         _note_problem(result, request)
-        for insight in (insights or [])[: prompts.N_INSIGHTS]:
-            reason = _citation_problem(insight, len(evidence[question]))
-            if not reason and insight.insight.strip().lower() in seen:
-                reason = "repeats an insight of this reflection"
-            if reason:
-                result.dropped.append(DroppedInsight(question, insight.insight, reason))
+        checked = checked or sense.CheckedInsights()
+        for insight, check, reason in checked.refused:
+            result.dropped.append(DroppedInsight(question, insight.insight, reason, check))
+        for insight in checked.kept:
+            if insight.insight.strip().lower() in seen:
+                result.dropped.append(DroppedInsight(question, insight.insight,
+                                                     "repeats an insight of this reflection", "repeat"))
             else:
                 cited = [evidence[question][n - 1] for n in dict.fromkeys(insight.because)]
                 pending.append((insight, cited, question))
@@ -151,7 +162,7 @@ def _checked(checker: Checker, owner: str, now: datetime, pending: list[tuple[In
             kept.append((insight, cited, question))
         else:
             check = "the check could not run" if verdict.failed else f"rejected ({verdict.by}): {verdict.reason}"
-            result.dropped.append(DroppedInsight(question, insight.insight, check))
+            result.dropped.append(DroppedInsight(question, insight.insight, check, "critic"))
     return kept
 
 
@@ -160,12 +171,7 @@ def _note_problem(result: ReflectionResult, request: Request) -> None:
         result.skipped.append(request.problem)
 
 
-def _citation_problem(insight: Insight, n_evidence: int) -> str | None:
-    if not insight.insight.strip():
-        return "empty insight"
-    if not insight.because:
-        return "no citations"
-    bad = [n for n in insight.because if not 1 <= n <= n_evidence]
-    if bad:
-        return f"citations out of range: {bad} (statements are 1-{n_evidence})"
-    return None
+def _insights_request(owner: str, statements: list[str]) -> Request[sense.CheckedInsights]:
+    """The insights request over ``statements``: its answer read, then judged insight by insight against them."""
+    return Request(prompts.INSIGHTS_PURPOSE, prompts.insights_messages(owner, statements),
+                   lambda answer: sense.check_insights(parse_insights(answer)[: prompts.N_INSIGHTS], statements))

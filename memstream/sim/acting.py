@@ -10,7 +10,7 @@ change the plan.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from datetime import datetime
 
@@ -48,6 +48,9 @@ class Acting:
         self.conversation_of, self.ablate = conversation_of, ablate
         self.whispers: dict[str, list[Whisper]] = defaultdict(list)
         self.add_whispers(whispers)
+        #: Insights this process's reflections wrote, and dropped by check (restatement, unsupported ...).
+        self.insights_written = 0
+        self.insights_dropped: Counter[str] = Counter()
 
     def add_whispers(self, whispers: list[Whisper]) -> None:
         """Whispers to give when the clock reaches them (a running run hears new ones between steps)."""
@@ -81,7 +84,12 @@ class Acting:
         a.senses.perceived_since_check = False
         result = yield from maybe_reflect_stage(self.stream, a.name, now, checker=self.checker)
         if result is not None:
-            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights", a.where)
+            dropped = result.dropped_by_check()
+            self.insights_written += len(result.insights)
+            self.insights_dropped.update(dropped)
+            listed = ", ".join(f"{n} {check}" for check, n in sorted(dropped.items()))
+            kept_out = f" ({listed} dropped)" if dropped else ""
+            self.events.log(now, a.name, f"reflects: {len(result.insights)} insights{kept_out}", a.where)
 
     def plan_the_day(self, a: Agent, now: datetime) -> Stage[None]:
         """After a day lived, revise what the agent is currently about; then plan the day from that."""

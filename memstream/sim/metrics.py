@@ -39,6 +39,8 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         "structured_output": getattr(chat.inner, "structured_mode", "not sent (offline)"),
         "structured_probe": probe.as_dict() if (probe := getattr(chat.inner, "structured_probe", None)) else None,
         "prefix_cache_share": chat.usage.prefix_cache_share(),
+        "reflection": {"insights": sim.acting.insights_written,  # this process's reflections (not a fork's source)
+                       "dropped_by_check": dict(sorted(sim.acting.insights_dropped.items()))},
         "importance_histogram": sim.poignancy.histogram(),  # the run's observations, by rating (sim.poignancy)
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
         "gate": {"by": sim.checker.name, "critic": sim.checker.critic and sim.checker.enabled,

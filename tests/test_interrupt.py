@@ -66,7 +66,7 @@ def test_a_run_stopped_mid_call_stops_within_seconds_and_resumes_with_what_it_ha
     with ScriptedServer([(200, "5")] * 5000, delay=0.4) as server:  # a slow model: every answer takes 0.4 s
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "k")
-        sent = signal_when_asked(server, signal.SIGTERM, 15)
+        sent = signal_when_asked(server, signal.SIGTERM, 6)
         code = main(["run", "--llm", "openai:m", "--agents", "2", "--hours", "0.25", "--out", str(out),
                      "--timeout", "60"])
         stopped_in = time.perf_counter() - sent[0]

@@ -20,6 +20,7 @@ from memstream.models import (
 from memstream.models.openai_backend import OpenAIChat, OpenAIEmbedder
 from memstream.stream import MemoryStream, add_rated, rate_importance
 from memstream.stream.importance import FALLBACK_IMPORTANCE, parse_importance
+from memstream.stream.prompts import ROUND_PURPOSE
 from tests.conftest import T0
 from tests.openai_server import ScriptedServer
 
@@ -31,7 +32,8 @@ def test_offline_importance_rates_routine_low_and_life_events_high() -> None:
     low, high = rate_importance(model, routine), rate_importance(model, events)
     assert max(low) <= 2 and min(high) >= 8
     assert rate_importance(model, events) == high  # deterministic
-    assert model.usage.by_purpose["importance"].calls == 9
+    assert model.usage.by_purpose[ROUND_PURPOSE].calls == 3  # each list rated as one round, compared
+    assert [rate_importance(model, [t])[0] for t in routine + events] == low + high  # alone or together, the same
 
 
 @pytest.mark.parametrize(("answer", "value"), [
@@ -99,10 +101,10 @@ def test_model_specs() -> None:
 def test_cache_records_then_replays_without_the_model(tmp_path) -> None:
     path = tmp_path / "calls.db"
     live = CachedChatModel(OfflineChatModel(), path)
-    first = rate_importance(live, ["Ann got married", "Ann brushed her teeth"])
+    first = [rate_importance(live, [text])[0] for text in ("Ann got married", "Ann brushed her teeth")]
     assert live.usage.by_purpose["importance"].cache_hits == 0 and len(live) == 2
     replay = CachedChatModel(OfflineChatModel(), path, mode="replay")
-    assert rate_importance(replay, ["Ann got married", "Ann brushed her teeth"]) == first
+    assert [rate_importance(replay, [text])[0] for text in ("Ann got married", "Ann brushed her teeth")] == first
     assert replay.usage.by_purpose["importance"].cache_hits == 2
     with pytest.raises(MemstreamError, match="not in the replay cache"):
         rate_importance(replay, ["something new"])

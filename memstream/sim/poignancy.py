@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memstream.stream import OBSERVATION, Memory, MemoryStream
-from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE
+from memstream.stream import MAX_IMPORTANCE, MIN_IMPORTANCE, OBSERVATION, Memory, MemoryStream
 
 #: Observations this poignant or more may make the agent consider changing its plan (the absolute floor).
 REACT_IMPORTANCE = 7

@@ -14,6 +14,8 @@ from memstream.stream.media import read_only_media
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
+    MAX_IMPORTANCE,
+    MIN_IMPORTANCE,
     OBSERVATION,
     PLAN,
     REFLECTION,
@@ -35,6 +37,6 @@ __all__ = [
     "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
     "add_rated", "read_only_media",
     "FALLBACK_IMPORTANCE", "parse_importance",
-    "DIALOGUE", "KNOWN_KINDS", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
+    "DIALOGUE", "KNOWN_KINDS", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
     "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",
 ]

@@ -37,6 +37,7 @@ __all__ = [
     "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
     "add_rated", "read_only_media",
     "FALLBACK_IMPORTANCE", "parse_importance",
-    "DIALOGUE", "KNOWN_KINDS", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT", "Memory", "MemoryStream",
+    "DIALOGUE", "KNOWN_KINDS", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT",
+    "Memory", "MemoryStream",
     "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",
 ]

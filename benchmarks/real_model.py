@@ -6,7 +6,8 @@ day plan with its first decomposition, interviews) and a small simulation (``--a
 default town for ``--hours`` from ``--start``), and reports per purpose: calls, seconds per call,
 the share of answers used as given (valid JSON of the asked shape, or a bare rating), recovered by
 the parser (read from a damaged or plain answer), retried, and lost (fell back); and behaviour:
-insights per reflection, strokes per plan, conversations started, the longest activity.
+insights per reflection, strokes per plan, conversations started and what came of the offers, interview
+answers that repeat another question's, the longest activity.
 
     python benchmarks/real_model.py --llm openai:MODEL [--record tests/fixtures/real] [--json]
     python benchmarks/real_model.py --llm openai:MODEL --party --out runs/party [--server-log FILE] [--json]
@@ -43,6 +44,7 @@ from memstream.reflection import reflect
 from memstream.sim import RunConfig, RunDir, start_run
 from memstream.sim import parse as sim_parse
 from memstream.sim.interview import interview_stage
+from memstream.sim.repeats import flag_repeats, repeat_count
 from memstream.sim.rundir import CALLS, CONFIG
 from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
@@ -188,13 +190,18 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
         ("plans the day", "says to", "starts a", "ends the", "reflects", "reacts to", "talking with"))]
     log["sim_failures"] = result.metrics["model_failures"]
     log["sim_usage"] = result.metrics["usage"]
+    log["conversation_offers"] = result.metrics.get("conversation_offers")
     with run:
         stream = run.stream
         for resident in run.town.residents[:2]:
+            asked = []
             for question in ("What are you doing today?", "Who did you talk to today?"):
                 answer, _ = run_direct(interview_stage(stream, resident, question, stream.latest_time(resident.name)),
                                        chat)
-                log["interviews"].append({"agent": resident.name, "question": question, "answer": answer})
+                asked.append((question, answer))
+            log["interview_repeats"] += repeat_count(asked)  # the same answer to different questions, per agent
+            log["interviews"] += [{"agent": resident.name, "question": q, "answer": a, "repeats": r}
+                                  for (q, a), r in zip(asked, flag_repeats(asked), strict=True)]
 
 
 def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +228,9 @@ def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
     longest = max((len(a.split()) for a in log["activities"]), default=0)
     return {"model": chat.name, "structured_output": chat.structured_mode, "purposes": rows,
             "insights_per_reflection": log["reflections"], "strokes_per_plan": log["strokes"],
-            "conversations_started": log.get("conversations", 0), "longest_activity_words": longest,
+            "conversations_started": log.get("conversations", 0),
+            "conversation_offers": log.get("conversation_offers"), "interview_repeats": log.get("interview_repeats", 0),
+            "longest_activity_words": longest,
             "reactions": log["reactions"], "revisions": log["revisions"],
             "interviews": log["interviews"]}
 
@@ -263,7 +272,7 @@ def main() -> None:
         model = Reused(Replayed(Path(args.reuse) / "calls.jsonl", args.llm), model)
     chat = Recorder(model, live)
     log: dict[str, Any] = {"reflections": [], "strokes": [], "activities": [], "interviews": [], "reactions": [],
-                           "revisions": []}
+                           "revisions": [], "interview_repeats": 0}
     started = time.perf_counter()
     cli_stages(chat, log)
     with tempfile.TemporaryDirectory() as tmp:
@@ -296,6 +305,10 @@ def main() -> None:
     print(f"insights per reflection {result['insights_per_reflection']}; strokes per plan "
           f"{result['strokes_per_plan']}; conversations started {result['conversations_started']}; longest "
           f"activity {result['longest_activity_words']} words")
+    offers = result["conversation_offers"] or {}
+    print(f"conversation offers {offers.get('made', 0)}: {offers.get('accepted', 0)} accepted, "
+          f"{offers.get('declined', 0)} declined, {offers.get('busy', 0)} busy; interview answers repeating another "
+          f"question's {result['interview_repeats']}")
 
 
 if __name__ == "__main__":

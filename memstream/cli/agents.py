@@ -344,7 +344,7 @@ def cmd_places(args: argparse.Namespace) -> int:
 
 def cmd_interview(args: argparse.Namespace) -> int:
     from memstream.models import make_chat_model, run_direct
-    from memstream.sim import Answer, RunDir, battery_stage, interview_stage, load_battery, whisper
+    from memstream.sim import Answer, RunDir, battery_stage, interview_stage, load_battery, mark_repeats, whisper
 
     weights = parse_weights(args)
     run = RunDir.open(args.run)
@@ -369,16 +369,20 @@ def cmd_interview(args: argparse.Namespace) -> int:
             questions = [args.question] if args.question else _asked_lines()
             history: list[tuple[str, str]] = []
             for question in questions:
-                answer, recalls = run_direct(interview_stage(stream, resident, question, now, k=args.k,
-                                                             weights=weights, history=history), chat)
-                answers.append(Answer(args.agent, "", question, answer, [r.memory.id for r in recalls]))
+                answer, shown = run_direct(interview_stage(stream, resident, question, now, k=args.k,
+                                                           weights=weights, history=history), chat)
+                answers.append(Answer(args.agent, "", question, answer, [m.id for m in shown]))
                 show(answers[-1])
                 history.append((question, answer or ""))
     chat.close()
+    mark_repeats(answers)
     if battery and json_out != STDOUT:
         for a in answers:
             print(f"[{a.category}] {a.question}")
             show(a)
+    repeated = sum(a.repeats for a in answers)
+    if repeated and json_out != STDOUT:
+        print(f"{repeated} of {len(answers)} answers repeat an answer to another question")
     write_json(json_out, [a.to_dict() for a in answers])
     if args.remember:
         for a in answers:

@@ -3,7 +3,7 @@
 An agent's state is split by the component that owns it (Concordia builds entities from
 components the same way): its ``body`` (where it is and where it is going: movement), its
 ``senses`` (what it has seen: perception), its ``mind`` (its plan and what it is doing:
-planning and acting) and its ``social`` side (conversation cooldowns). Each is a
+planning and acting) and its ``social`` side (conversation cooldowns, what it said to whom, its offers). Each is a
 :class:`~memstream.sim.state.Stateful` dataclass, so a checkpoint holds it and a resumed run
 continues from exactly the same state, with no key listed by hand.
 """
@@ -62,12 +62,46 @@ class Mind(Stateful):
     heard: list[int] = field(default_factory=list)    # ids of the whispers it has heard
 
 
+#: Lines said to one other agent that are kept (the newest): enough to tell what it has heard already.
+MAX_SAID = 40
+
+
+@dataclass
+class Talked(Stateful):
+    """The agent's last conversation with one other agent, and what it has said to it in any of them: an
+    offer says how they last talked, and tells apart what the other has heard already."""
+
+    at: float = 0.0                                  # when the last conversation ended (epoch s)
+    lines: int = 0                                   # lines said in it, by both
+    memo: str = ""                                   # how it went: the agent's memo of it ("" if none was kept)
+    said: list[str] = field(default_factory=list)    # what the agent said to the other, oldest first (MAX_SAID)
+
+
+@dataclass
+class Offers(Stateful):
+    """The conversations the agent offered and what came of them (``metrics.json``'s conversation_offers)."""
+
+    made: int = 0
+    accepted: int = 0
+    declined: int = 0
+    busy: int = 0  # the other got into a conversation before the answer came back
+
+
 @dataclass
 class Social(Stateful):
-    """Whom the agent may talk with, and when (conversations')."""
+    """Whom the agent may talk with and when, what it knows of its talks with each, and its offers
+    (conversations'). A checkpoint from before ``last_talks`` and ``offers`` restores them empty."""
 
     cooldown: dict[str, float] = field(default_factory=dict)  # other -> no new conversation before (epoch s)
     next_chat_s: float = 0.0                                   # no conversation offered before this (epoch s)
+    known: dict[str, Talked] = field(default_factory=dict, metadata={"key": "last_talks"})  # other -> last talk
+    offers: Offers = field(default_factory=Offers)
+
+    def talked(self, other: str, at: float, said: list[str], lines: int) -> Talked:
+        """Note a conversation with ``other`` that ended at ``at``, in which the agent said ``said``."""
+        before = self.known.get(other, Talked())
+        self.known[other] = Talked(at=at, lines=lines, said=(before.said + said)[-MAX_SAID:])
+        return self.known[other]
 
 
 @dataclass

@@ -1,5 +1,8 @@
 """Conversations between two co-located agents: who starts, turn-taking, and what each side keeps.
 
+An agent offers a conversation with the time of day, how it last talked with the other and what it
+has to tell it (:mod:`memstream.sim.offer`); what came of each offer is counted (``Social.offers``),
+and each side notes what it said to the other (``Social.known``), so its next offer knows.
 As in the reference implementation: when a conversation starts, each side sums up what it knows
 of the other from its memories (``ABOUT_K`` retrieved about the other); each utterance is
 conditioned on that relationship, on ``TURN_K`` memories retrieved on the other and on the last
@@ -20,11 +23,11 @@ from functools import partial
 from typing import Any
 
 from memstream.models import Request, Stage, concurrently
-from memstream.offline_text import gerund
 from memstream.planning import react_stage
 from memstream.sim import prompts
 from memstream.sim.agent import SLEEPING, Agent, Conversation
 from memstream.sim.events import EventLog
+from memstream.sim.offer import offer_messages
 from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
 from memstream.sim.spatial import Spatial
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
@@ -81,11 +84,15 @@ class Conversations:
             return
         other = self.agents[self.approached(a.name, sorted(here), t)]
         a.social.next_chat_s = t + OFFER_COOLDOWN_S
-        messages = prompts.start_messages(a.identity.describe(), a.name, other.name, f"{now:%H:%M}", a.mind.activity,
-                                          a.body.location, gerund(other.mind.activity),
-                                          self._recalled(a.name, [other.name], now, TURN_K))
+        messages = offer_messages(self.stream, a, other, now, self._recalled(a.name, [other.name], now, TURN_K))
         talk = yield Request(prompts.START_PURPOSE, messages, parse_talk)
-        if not (talk and other.name not in self.by_agent and a.name not in self.by_agent):
+        offers = a.social.offers
+        offers.made += 1
+        busy = other.name in self.by_agent or a.name in self.by_agent  # taken while the answer was on its way
+        offers.accepted += bool(talk and not busy)
+        offers.declined += not talk
+        offers.busy += bool(talk and busy)
+        if not (talk and not busy):
             a.social.cooldown[other.name] = t + OFFER_COOLDOWN_S
             return
         conv = Conversation(a.name, other.name, [], a.name, a.body.location)
@@ -128,6 +135,8 @@ class Conversations:
         conv.ended = True  # the other side must not speak while the memories are written
         for name in (conv.a, conv.b):
             self.spatial.hear(self.agents[name], " ".join(said for who, said in conv.turns if who != name), now)
+            self.agents[name].social.talked(conv.other(name), now.timestamp(),
+                                            [said for who, said in conv.turns if who == name], len(conv.turns))
         thoughts = [] if "observation" in self.ablate else (yield from self._remember(conv, now))
         for name in (conv.a, conv.b):
             self.agents[name].social.cooldown[conv.other(name)] = now.timestamp() + CHAT_COOLDOWN_S
@@ -168,6 +177,7 @@ class Conversations:
                                                 kind=DIALOGUE, created_at=now, importance=importance,
                                                 metadata={"with_": other}))
             if memo_ok:
+                self.agents[name].social.known[other].memo = memo or ""
                 self.stream.write(new_memory(owner=name, text=memo or f"{name} talked with {other}", kind=THOUGHT,
                                              created_at=now, importance=importance, cites=(said,),
                                              metadata={"with_": other, "memo": True}))

@@ -1,9 +1,12 @@
 """Interviews: an agent answers from its own memories, as in the paper's evaluation.
 
 One question, a conversation (earlier questions and answers in the prompt), or a battery of
-templated questions in categories (the bundled one follows the paper's five). Every answer comes
-with the ids of the memories it was shown, so a reader can check it against the stream; a judge
-model can score answers, and an agent can be asked whether it knows of something.
+templated questions in categories (the bundled one follows the paper's five). The agent is shown
+its recent day and the memories retrieved on the question. Every answer comes with the ids of the
+memories it was shown, so a reader can check it against the stream, and is flagged when it repeats
+the agent's answer to another question; a judge model can score answers, and an agent can be asked
+whether it knows of something (from what is retrieved on it: the rest of the day would only invite
+a yes the memories do not hold).
 """
 
 from __future__ import annotations
@@ -18,26 +21,38 @@ from memstream.files import read_data
 from memstream.models import Request, Stage, concurrently
 from memstream.sim import prompts
 from memstream.sim.parse import Judgement, Knows, parse_answer, parse_judgement, parse_knows
+from memstream.sim.recent import day_began, recent_day
+from memstream.sim.repeats import flag_repeats
 from memstream.sim.world import Resident
-from memstream.stream import MemoryStream, Recall, Weights
+from memstream.stream import Memory, MemoryStream, Weights
 
 BUNDLED_BATTERY = Path(__file__).parent / "data" / "battery.yaml"
+#: Lines of the recent day an interview shows beside the memories retrieved on the question.
+RECENT_DAY_LINES = 10
 #: The fields a battery question may name.
 FIELDS = ("name", "first", "occupation", "workplace", "other")
 
 
 def interview_stage(stream: MemoryStream, resident: Resident, question: str, now: datetime, *, k: int = 10,
-                    weights: Weights | None = None,
-                    history: list[tuple[str, str]] = ()) -> Stage[tuple[str | None, list[Recall]]]:
-    """The agent's answer (None if the model gave none) and the memories it was shown.
+                    weights: Weights | None = None, history: list[tuple[str, str]] = (),
+                    day: int = RECENT_DAY_LINES) -> Stage[tuple[str | None, list[Memory]]]:
+    """The agent's answer (None if the model gave none) and the memories it was shown: its recent day (at most
+    ``day``, :mod:`memstream.sim.recent`), then the ``k`` retrieved on the question, not shown twice.
 
-    Retrieval does not touch the memories: an interview observes the agent, it does not change it.
+    The paper's interview retrieves on the question; a question about the day ("what did you do this
+    morning?") shares few words with what happened in it, and a small model then answered from the identity
+    alone. Retrieval does not touch the memories: an interview observes the agent, it does not change it.
     ``history`` holds the interview's earlier questions and answers (a conversation).
     """
-    recalls = stream.retrieve(resident.name, question, now=now, k=k, weights=weights, touch=False)
+    recent = recent_day(stream, resident.name, now, day_began(now, resident.wake), k=day)
+    shown = {m.id for m in recent}
+    found = stream.retrieve(resident.name, question, now=now, k=k + len(recent), weights=weights,
+                            touch=False) if stream.has(resident.name) else []
+    recalls = [r for r in found if r.memory.id not in shown][:k]
     answer = yield Request(prompts.INTERVIEW_PURPOSE, prompts.interview_messages(
-        resident.describe(), resident.name, prompts.memory_lines(recalls), question, list(history)), parse_answer)
-    return answer, recalls
+        resident.describe(), resident.name, prompts.memory_lines(recalls), question, list(history), recent),
+        parse_answer)
+    return answer, recent + [r.memory for r in recalls]
 
 
 @dataclass
@@ -50,6 +65,7 @@ class Answer:
     score: int | None = None
     hallucinated: bool | None = None
     why: str = ""
+    repeats: bool = False  # the same answer as to another of the agent's questions (memstream.sim.repeats)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
@@ -89,8 +105,17 @@ def battery_stage(stream: MemoryStream, residents: list[Resident], battery: dict
     names = [r.name for r in residents]
     asked = [(r, category, ask(r, names, q)) for r in residents for category, qs in battery.items() for q in qs]
     results = yield from concurrently([interview_stage(stream, r, q, now[r.name], k=k) for r, _, q in asked])
-    return [Answer(r.name, category, q, answer, [m.memory.id for m in recalls])
-            for (r, category, q), (answer, recalls) in zip(asked, results, strict=True)]
+    return mark_repeats([Answer(r.name, category, q, answer, [m.id for m in shown])
+                         for (r, category, q), (answer, shown) in zip(asked, results, strict=True)])
+
+
+def mark_repeats(answers: list[Answer]) -> list[Answer]:
+    """Each answer's ``repeats``: whether it repeats the same agent's answer to another question."""
+    for agent in {a.agent for a in answers}:
+        own = [a for a in answers if a.agent == agent]
+        for a, flag in zip(own, flag_repeats([(a.question, a.answer) for a in own]), strict=True):
+            a.repeats = flag
+    return answers
 
 
 def judge_stage(stream: MemoryStream, residents: dict[str, Resident], answers: list[Answer]) -> Stage[list[Answer]]:

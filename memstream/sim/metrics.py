@@ -41,6 +41,7 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
         "prefix_cache_share": chat.usage.prefix_cache_share(),
         "reflection": {"insights": sim.acting.insights_written,  # this process's reflections (not a fork's source)
                        "dropped_by_check": dict(sorted(sim.acting.insights_dropped.items()))},
+        "conversation_offers": conversation_offers(sim),
         "importance_histogram": sim.poignancy.histogram(),  # the run's observations, by rating (sim.poignancy)
         "memories": sim.stream.count(), "embedding_cache_hits": embedder.hits, "embedded_texts": embedder.misses,
         "gate": {"by": sim.checker.name, "critic": sim.checker.critic and sim.checker.enabled,
@@ -48,6 +49,15 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
                  "calls_per_agent_step": round(_gate_calls(chat) / max(sim.agent_steps, 1), 5)},
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
     }
+
+
+def conversation_offers(sim: Simulation) -> dict[str, int | float | None]:
+    """Offers of a conversation over the run, and what came of them: ``busy`` when the other got into a
+    conversation before the answer came back; ``accept_rate`` the share accepted (None before any offer).
+    Counted in the agents' state, so a resumed run goes on counting and a fork counts its source's too."""
+    totals = {key: sum(getattr(a.social.offers, key) for a in sim.agents.values())
+              for key in ("made", "accepted", "declined", "busy")}
+    return {**totals, "accept_rate": round(totals["accepted"] / totals["made"], 4) if totals["made"] else None}
 
 
 def _gate_calls(chat: CachedChatModel) -> int:

@@ -6,9 +6,9 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 from __future__ import annotations
 
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
-from memstream.stream import Recall
+from memstream.stream import Memory, Recall
 
-VERSION = 5
+VERSION = 6  # 6: the offer's time of day, relationship and untold news; the interview's recent day
 START_PURPOSE = "dialogue.start"
 RELATIONSHIP_PURPOSE = "dialogue.relationship"
 TURN_PURPOSE = "dialogue"
@@ -32,16 +32,25 @@ PLANS_PREFIX = "For my plans: "
 START_INSTRUCTIONS = (
     "You decide for the person described by the user, who lives in a small town, whether they start a "
     "conversation with someone nearby. People who know each other, or who share a place and are both free, "
-    "usually say hello and chat for a minute.\n"
+    "usually say hello and chat for a minute; someone with news the other has not heard yet usually shares it. "
+    "Late at night, or right after a long talk with the same person, people rarely start another.\n"
     'Answer as JSON {"talk": true} or {"talk": false}.\n'
-    'Example (someone else, who meets a neighbour they know at the market, both free): {"talk": true}'
+    'Example (someone else, who meets a neighbour they know at the market in the morning, both free, with news '
+    'the neighbour has not heard): {"talk": true}'
 )
+#: The offer's heading of what the offering agent knows that the other has not heard from it.
+UNTOLD_HEADING = "What {name} knows that {other} has not heard from {name}:"
 START_TEMPLATE = (
     "{identity}\n\n"
-    "It is {time}. {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
-    "What {name} remembers about {other}:\n{memories}\n\n"
+    "It is {time} ({period}). {name} is {activity} at {place}. {other} is here too, {other_activity}.\n"
+    "{relationship}\n"
+    "What {name} remembers about {other}:\n{memories}\n"
+    + UNTOLD_HEADING + "\n{untold}\n\n"
     "Should {name} start a conversation with {other}?"
 )
+#: The offer's relationship line: the two have not talked, or when they last did and how it went.
+NOT_TALKED = "{name} has not talked with {other} yet."
+LAST_TALKED = "{name} last talked with {other} {when}: {how}"
 
 RELATIONSHIP_INSTRUCTIONS = (
     "In one sentence, say how the person described by the user knows the other person named, and what they "
@@ -108,13 +117,18 @@ PLANS_TEMPLATE = (
 
 INTERVIEW_INSTRUCTIONS = (
     "You are the person the user describes, being interviewed. Answer in the first person, as that person, "
-    "in two or three sentences, drawing only on what they remember (given by the user); if they do not "
-    "remember, say so as they would. Never say you are an AI or a language model.\n"
+    "in two or three sentences, drawing only on what they remember (given by the user): what happened today "
+    "for questions about today, the memories for the rest; if they do not remember, say so as they would. "
+    "Answer the question asked, in words of its own: a different question gets a different answer. Never say "
+    "you are an AI or a language model.\n"
     'Example (someone else, asked what they are working on): "I\'m getting the bakery ready for Saturday\'s '
     'market; I\'ve been baking since six."'
 )
+#: The interview's section of the agent's recent day (:mod:`memstream.sim.recent`), before the memories
+#: retrieved on the question: the same for every question of an interview, so a server's prefix cache keeps it.
+RECENT_DAY_HEADING = "What happened today:"
 INTERVIEW_TEMPLATE = (
-    "You are {name}.\n{identity}\n\nWhat {name} remembers:\n{memories}\n\n"
+    "You are {name}.\n{identity}\n\n{recent}What {name} remembers:\n{memories}\n\n"
     "{history}Interviewer: {question}"
 )
 
@@ -150,11 +164,20 @@ def dialogue_lines(turns: list[tuple[str, str]]) -> str:
     return "\n".join(f"{speaker}: {one_line(text)}" for speaker, text in turns) or "(nothing yet)"
 
 
-def start_messages(identity: str, name: str, other: str, time: str, activity: str, place: str,
-                   other_activity: str, memories: str) -> list[Message]:
+def day_lines(memories: list[Memory]) -> str:
+    """The recent day as the interview shows it: in time order, each line with its time."""
+    return "\n".join(f"- {m.created_at:%H:%M} {one_line(m.text)}"
+                     for m in sorted(memories, key=lambda m: (m.created_at, m.id)))
+
+
+def start_messages(identity: str, name: str, other: str, time: str, period: str, activity: str, place: str,
+                   other_activity: str, relationship: str, memories: str, untold: list[str]) -> list[Message]:
+    """``relationship``: a NOT_TALKED or LAST_TALKED line; ``untold``: what ``name`` knows that ``other`` has
+    not heard from it (:mod:`memstream.sim.offer`)."""
     return laid_out(START_INSTRUCTIONS, START_TEMPLATE.format(
-        identity=identity, name=name, other=other, time=time, activity=activity, place=place,
-        other_activity=other_activity, memories=memories))
+        identity=identity, name=name, other=other, time=time, period=period, activity=activity, place=place,
+        other_activity=other_activity, relationship=relationship, memories=memories,
+        untold="\n".join(f"- {one_line(t)}" for t in untold) or "- (nothing new)"))
 
 
 def relationship_messages(identity: str, name: str, other: str, memories: str) -> list[Message]:
@@ -183,11 +206,13 @@ def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:
 
 
 def interview_messages(identity: str, name: str, memories: str, question: str,
-                       history: list[tuple[str, str]] = ()) -> list[Message]:
-    """``history``: the interview's earlier (question, answer) pairs, for a conversation."""
+                       history: list[tuple[str, str]] = (), recent: list[Memory] = ()) -> list[Message]:
+    """``history``: the interview's earlier (question, answer) pairs, for a conversation; ``recent``: the
+    agent's recent day (shown under RECENT_DAY_HEADING when there is any)."""
     earlier = "".join(f"Interviewer: {one_line(q)}\n{name}: {one_line(a)}\n" for q, a in history)
     return laid_out(INTERVIEW_INSTRUCTIONS, INTERVIEW_TEMPLATE.format(
         identity=identity, name=name, memories=memories, question=question,
+        recent=f"{RECENT_DAY_HEADING}\n{day_lines(list(recent))}\n\n" if recent else "",
         history=f"Earlier in this interview:\n{earlier}\n" if earlier else ""))
 
 

@@ -130,9 +130,10 @@ class Unreachable(ChatModel):
 
 #: The recorded answers the planning sense checks (docs/sense-checks.md) now refuse: the replay asks a retry
 #: the recording does not hold, so these replays fail until the fixtures are recorded again (with the retries).
-#: The two simulation replays would also miss at their first conversation offer and interview since the sim
-#: prompts' version 6 (the offer's time of day, relationship and untold news; the interview's recent day): they
-#: already stop earlier (importance rounds), and a new recording holds both.
+#: Since the sim prompts' version 6 (the offer's time of day, relationship and untold news; the interview's
+#: recent day) the two simulation replays would also miss at their conversation offers (each recording holds
+#: two), and the benchmark's interviews (calls.jsonl) no longer match: the replays already stop earlier
+#: (importance rounds), and a new recording holds both.
 REFUSED_BY_SENSE_CHECKS = {
     "simulation": "planning.hours: strokes laid on consecutive hours (lunch at 09:00, dinner at 11:00, twice; lunch "
                   "at 16:00); planning.actions: 20 or 30 minutes of actions for a 60-minute block (4 answers)",

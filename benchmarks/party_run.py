@@ -120,6 +120,8 @@ def what_happened(out: Path, llm: str, *, timeout: float) -> dict[str, Any]:
             "conversations": sum(1 for e in events if e["action"].startswith("starts a conversation")),
             "conversation_offers": metrics.get("conversation_offers"),
             "importance": ratings(metrics, events),
+            "reflection": metrics.get("reflection"),  # insights written, and dropped by each sense check
+            "model_failures": metrics.get("model_failures"),
             "implausible": metrics.get("implausible_by_purpose", {}),
             "interviews": answers}
 

@@ -66,8 +66,13 @@ fi
 echo "serving $MODEL on http://127.0.0.1:8011/v1 (Ctrl-C stops it); in another shell:"
 echo "  export OPENAI_BASE_URL=http://127.0.0.1:8011/v1 OPENAI_API_KEY=none MEMSTREAM_STRUCTURED=plain"
 echo "  memstream run --agents 3 --hours 1 --llm openai:model.gguf --timeout 300 --concurrency 1 --out runs/real"
-# --cache true: keep the states of recent prompts in RAM (2 GB) and resume from the longest shared prefix,
-# not only from the last prompt; memstream's prompts begin with what does not change (models/layout.py), so a
-# stage's second request reads only its own tail (measured: a 648-token prompt 12.9 s -> 3.3 s).
+# --cache true: keep the states of recent prompts in RAM and resume from the longest shared prefix, not only
+# from the last prompt; memstream's prompts begin with what does not change (models/layout.py), so a stage's
+# second request reads only its own tail (measured: a 648-token prompt 12.9 s -> 3.3 s).
+# --logits_all false --cache_size 256 MB: the server's defaults keep every prompt token's logits (4,096 x the
+# vocabulary) and copy them into each cached state, while the cache counts only the model's own state (~20 MB):
+# with a 152k-token vocabulary a "2 GB" cache held ~600 MB a state and the kernel killed the server at 23 GB
+# (measured on this recipe's model). Without all logits a state holds at most a batch's (~300 MB); 256 MB of
+# counted state keeps about a dozen of them, ~4 GB in all.
 exec venv/bin/python -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port 8011 --n_ctx 4096 \
-  --chat_format chatml --n_threads "$(nproc)" --cache true
+  --chat_format chatml --n_threads "$(nproc)" --logits_all false --cache true --cache_size 268435456

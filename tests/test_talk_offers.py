@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memstream.cli import main
+from memstream.errors import StructuredOutputError
 from memstream.models import HashEmbedder, OfflineChatModel, run_direct
 from memstream.sim import RunConfig, RunDir, flag_repeats, repeat_count, resume_run, start_run
 from memstream.sim import prompts as sp
@@ -26,6 +27,7 @@ from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
 from memstream.sim.interview import interview_stage
 from memstream.sim.offer import MAX_UNTOLD, offer_messages, period, told, untold
+from memstream.sim.parse import parse_talk
 from memstream.sim.recent import day_began, recent_day
 from memstream.sim.repeats import same, words
 from memstream.sim.world import default_town_path, load_town
@@ -287,3 +289,15 @@ def test_the_interview_cli_says_how_many_answers_repeat(tmp_path: Path, capsys, 
     answers = json.loads(out.read_text())
     assert all("repeats" in a for a in answers) and sum(a["repeats"] for a in answers) == repeat_count(
         [(a["question"], a.get("answer")) for a in answers])
+
+
+def test_the_offer_asks_for_a_reason_before_the_decision() -> None:
+    """A small model asked for the decision alone declined every offer; its reason comes first, and an answer
+    cut off after the reason (no decision) is not read as one."""
+    system = sp.start_messages("id", "A", "B", "09:00", "morning", "reading", "home", "cooking", "", "", [])[0]
+    assert system["content"].index('"reason"') < system["content"].index('"talk"')
+    assert parse_talk('{"reason": "They know each other and both are free.", "talk": true}') is True
+    assert parse_talk('```json\n{"reason": "It is late.", "talk": false}\n```') is False
+    assert parse_talk('{"talk": true}') is True  # a decision without its reason still counts
+    with pytest.raises(StructuredOutputError):
+        parse_talk('{"reason": "They know each other and both are')

@@ -75,6 +75,7 @@ def offer_messages(stream: MemoryStream, a: Agent, other: Agent, now: datetime, 
     """The question whether ``a`` starts a conversation with ``other``; ``memories``: what ``a`` recalls of
     ``other``, as prompt lines."""
     return prompts.start_messages(
-        a.identity.describe(), a.name, other.name, f"{now:%H:%M}", period(now), a.mind.activity, a.body.location,
-        gerund(other.mind.activity), relationship(a.name, other.name, a.social.known.get(other.name), now),
-        memories, untold(stream, a, other.name, now))
+        a.identity.describe(), a.name, other.name, f"{now:%H:%M}", period(now), gerund(a.mind.activity),
+        a.body.location, gerund(other.mind.activity),
+        relationship(a.name, other.name, a.social.known.get(other.name), now), memories,
+        untold(stream, a, other.name, now))

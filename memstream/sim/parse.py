@@ -19,6 +19,10 @@ from memstream.sim import prompts
 
 
 class Talk(BaseModel):
+    """The reason comes first: a small model asked for the decision alone declined every offer (23 of 23 in
+    the recorded party run); asked to say why first, it weighs what the prompt gives (tests/fixtures/real-party)."""
+
+    reason: str = ""
     talk: bool
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
 from memstream.stream import Memory, Recall
 
-VERSION = 6  # 6: the offer's time of day, relationship and untold news; the interview's recent day
+VERSION = 7  # 7: the offer asks its reason first; 6: its time of day, relationship, untold news; recent day
 START_PURPOSE = "dialogue.start"
 RELATIONSHIP_PURPOSE = "dialogue.relationship"
 TURN_PURPOSE = "dialogue"
@@ -18,8 +18,9 @@ PLANS_PURPOSE = "dialogue.plans"
 INTERVIEW_PURPOSE = "interview"
 JUDGE_PURPOSE = "interview.judge"
 KNOWS_PURPOSE = "interview.knows"
-#: Answers' bounds in tokens (``memstream.models.bounds``): a yes/no; a line of dialogue; a few sentences.
-register_answer_tokens({START_PURPOSE: 32, RELATIONSHIP_PURPOSE: 200, TURN_PURPOSE: 160, SUMMARY_PURPOSE: 120,
+#: Answers' bounds in tokens (``memstream.models.bounds``): a reason and a yes/no; a line of dialogue; a few
+#: sentences.
+register_answer_tokens({START_PURPOSE: 120, RELATIONSHIP_PURPOSE: 200, TURN_PURPOSE: 160, SUMMARY_PURPOSE: 120,
                         POIGNANCY_PURPOSE: 8, PLANS_PURPOSE: 120, INTERVIEW_PURPOSE: 300, JUDGE_PURPOSE: 120,
                         KNOWS_PURPOSE: 120})
 #: Lines of a conversation at most (the reference implementation's limit); most end sooner, by a side's goodbye.
@@ -34,9 +35,11 @@ START_INSTRUCTIONS = (
     "conversation with someone nearby. People who know each other, or who share a place and are both free, "
     "usually say hello and chat for a minute; someone with news the other has not heard yet usually shares it. "
     "Late at night, or right after a long talk with the same person, people rarely start another.\n"
-    'Answer as JSON {"talk": true} or {"talk": false}.\n'
+    'Answer as JSON {"reason": "...", "talk": true} or {"reason": "...", "talk": false}: first one short sentence '
+    "of reason, then the decision.\n"
     'Example (someone else, who meets a neighbour they know at the market in the morning, both free, with news '
-    'the neighbour has not heard): {"talk": true}'
+    'the neighbour has not heard): {"reason": "They know each other, both are free and she has news for him.", '
+    '"talk": true}'
 )
 #: The offer's heading of what the offering agent knows that the other has not heard from it.
 UNTOLD_HEADING = "What {name} knows that {other} has not heard from {name}:"

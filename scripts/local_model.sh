@@ -73,6 +73,6 @@ echo "  memstream run --agents 3 --hours 1 --llm openai:model.gguf --timeout 300
 # vocabulary) and copy them into each cached state, while the cache counts only the model's own state (~20 MB):
 # with a 152k-token vocabulary a "2 GB" cache held ~600 MB a state and the kernel killed the server at 23 GB
 # (measured on this recipe's model). Without all logits a state holds at most a batch's (~300 MB); 256 MB of
-# counted state keeps about a dozen of them, ~4 GB in all.
+# counted state keeps about a dozen of them (the server peaked at 7.4 GB over the 12-hour party run).
 exec venv/bin/python -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port 8011 --n_ctx 4096 \
   --chat_format chatml --n_threads "$(nproc)" --logits_all false --cache true --cache_size 268435456

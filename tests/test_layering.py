@@ -1,8 +1,9 @@
 """The package's layering, read from the imports themselves (function-level and TYPE_CHECKING ones too).
 
-models <- stream <- reflection <- planning <- sim <- cli, plots, with designs beside planning and eval
-beside sim (eval may use designs): nothing
-imports a layer above its own, and no modules import each other in a loop.
+errors, timeutil, files, offline_text, offline_events <- models <- stream, trust, facts <- reflection <-
+planning, designs <- sim, eval <- cli, plots, sweep, view (docs/architecture.md draws it): nothing imports a
+layer above its own, packages on one layer stand apart where APART says so, and no modules import each other in
+a loop.
 """
 
 from __future__ import annotations

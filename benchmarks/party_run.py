@@ -27,7 +27,7 @@ from typing import Any
 
 from memstream.models import CachedChatModel, ChatModel, answer_tokens, make_chat_model, run_direct
 from memstream.sim import RunConfig, RunDir, Whisper, interview_stage, load_scenario, measures, resume_run, start_run
-from memstream.sim.rundir import CALLS
+from memstream.sim.run.rundir import CALLS
 
 AGENTS = 4
 HOURS = 12.0

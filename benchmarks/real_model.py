@@ -42,10 +42,10 @@ from memstream.planning import Identity, decompose, plan_day, react, revise_stag
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import reflect
 from memstream.sim import RunConfig, RunDir, start_run
-from memstream.sim import parse as sim_parse
-from memstream.sim.interview import interview_stage
-from memstream.sim.repeats import flag_repeats, repeat_count
-from memstream.sim.rundir import CALLS, CONFIG
+from memstream.sim.run.rundir import CALLS, CONFIG
+from memstream.sim.talk import parse as sim_parse
+from memstream.sim.talk.interview import interview_stage
+from memstream.sim.talk.repeats import flag_repeats, repeat_count
 from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
@@ -58,7 +58,7 @@ def _strict_models() -> dict[str, type[BaseModel]]:
     from memstream.planning import parse as planning_parse
     from memstream.planning import prompts as pp
     from memstream.reflection import prompts as rp
-    from memstream.sim import prompts as sp
+    from memstream.sim.talk import prompts as sp
 
     return {pp.DAY_PURPOSE: planning_parse.Strokes, pp.HOURS_PURPOSE: planning_parse.Hours,
             pp.ACTIONS_PURPOSE: planning_parse.Actions, pp.REACT_PURPOSE: planning_parse.Reaction,

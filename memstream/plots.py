@@ -234,7 +234,7 @@ def recall(results: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-# -- what emerged in runs (from memstream.sim.measures results) ----------------------------------
+# -- what emerged in runs (from memstream.sim.analysis.measures results) ----------------------------------
 
 def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """The points no other point beats on both axes (fewer tokens, a higher measure), by tokens."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memstream.sim import RunDir, load_scenario, measures, scenario_run
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.town.world import default_town_path, load_town
 
 PARTY = "Valentine's Day party"
 TAX = {"name": "tax-advice", "description": "Yuriko's free tax-advice session at Town Hall on the 14th",

@@ -17,7 +17,7 @@ mkdir -p "$OUT"
 import sys
 from pathlib import Path
 
-from memstream.sim.world import default_town_path
+from memstream.sim.town.world import default_town_path
 
 out = Path(sys.argv[1])
 town = default_town_path().read_text()

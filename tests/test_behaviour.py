@@ -24,7 +24,7 @@ from memstream.offline_events import commitment
 from memstream.sim import RunConfig, prompts, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.town.world import default_town_path, load_town
 from memstream.stream import DIALOGUE, THOUGHT, MemoryStream
 
 TZ = timezone(timedelta(hours=-8))

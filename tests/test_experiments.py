@@ -220,7 +220,7 @@ def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path)
 
     from memstream.models import run_direct
     from memstream.sim import RunDir
-    from memstream.sim.interview import interview_stage
+    from memstream.sim.talk.interview import interview_stage
 
     with RunDir.open(small_run(tmp_path / "r")) as run:
         town, stream = run.town, run.stream

@@ -395,8 +395,8 @@ def test_generated_towns_and_scenarios_load_or_fail_in_one_line(tmp_path_factory
     radius near zero are refused."""
     import yaml
 
-    from memstream.sim.scenario import load_scenario
-    from memstream.sim.world import Map, load_town
+    from memstream.sim.run.scenario import load_scenario
+    from memstream.sim.town.world import Map, load_town
 
     root = tmp_path_factory.mktemp("boundary")
     building = {"name": "b", "x": x, "y": 0}
@@ -432,7 +432,7 @@ def test_generated_towns_and_scenarios_load_or_fail_in_one_line(tmp_path_factory
 def test_whisper_text_is_plain_or_refused(text: str) -> None:
     from pydantic import ValidationError
 
-    from memstream.sim.whisper import HIDDEN, Whisper
+    from memstream.sim.agents.whisper import HIDDEN, Whisper
 
     try:
         w = Whisper(id=1, agent="ann", text=text, at=_t("2023-02-13T06:00:00+00:00"))

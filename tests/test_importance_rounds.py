@@ -1,5 +1,5 @@
 """Importance rated a round at a time (compared, not one by one), and re-planning read against the model's
-own scale of ratings (``memstream.sim.poignancy``)."""
+own scale of ratings (``memstream.sim.agents.poignancy``)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memstream.errors import StructuredOutputError
 from memstream.models import run_direct
 from memstream.sim import RunConfig, start_run
-from memstream.sim.poignancy import (
+from memstream.sim.agents.poignancy import (
     REACT_IMPORTANCE,
     REACT_MIN_RATINGS,
     REACT_TOP_SHARE,

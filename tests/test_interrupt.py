@@ -19,7 +19,7 @@ from memstream.cli import main
 from memstream.errors import CallInterrupted
 from memstream.models import REQUESTS_IN_FLIGHT, CachedChatModel
 from memstream.models.openai_backend import OpenAIChat
-from memstream.sim.stop import Stop
+from memstream.sim.run.stop import Stop
 from tests.openai_server import ScriptedServer
 
 ASK = [{"role": "user", "content": "rate it"}]

@@ -159,3 +159,35 @@ def test_the_face_checker_sees_a_module_past_the_face(tmp_path: Path) -> None:
     finally:
         GRAPH.pop("memstream.sim._probe_for_test", None)
         fake.unlink()
+
+
+#: The simulation's rooms, lowest first: a module of ``sim`` imports only from its own room or one below.
+SIM_ROOMS = {
+    "state": 0, "events": 0,  # typed state, the event log: the vocabulary every room speaks
+    "town": 1,                # places, residents, what is seen where
+    "agents": 2,              # each agent's state and the components owning it
+    "talk": 3,                # conversations, interviews
+    "engine": 4,              # the clock driving every agent's step
+    "run": 5,                 # settings, the run directory, driving a run
+    "analysis": 6,            # the paper's measures, provenance
+    "__init__": 7,            # the package face
+}
+SIM = sorted(m for m in GRAPH if unit(m) == "sim")
+
+
+def sim_room(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def test_every_module_of_the_simulation_is_in_a_room() -> None:
+    assert {sim_room(m) for m in SIM} <= set(SIM_ROOMS)
+
+
+@pytest.mark.parametrize("module", SIM)
+def test_no_room_of_the_simulation_imports_a_room_above_its_own(module: str) -> None:
+    mine = sim_room(module)
+    for imported in GRAPH[module]:
+        if unit(imported) == "sim" and not module.startswith(imported + ".") and imported != module:
+            theirs = sim_room(imported)
+            assert SIM_ROOMS[theirs] <= SIM_ROOMS[mine], f"{module} imports {imported}: {theirs} is above {mine}"

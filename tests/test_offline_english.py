@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.offline_events import commitment, named_places
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.town.world import default_town_path, load_town
 
 TOWN = sorted(b.name for a in load_town(default_town_path()).areas for b in a.buildings)
 NUMBERS = "one two three four five six seven eight nine ten eleven twelve".split()

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from memstream.models import OfflineChatModel, one_line
 from memstream.reflection import prompts as reflection_prompts
 from memstream.reflection.parse import parse_insights
-from memstream.sim import prompts
-from memstream.sim.offline import answer_plans, answer_summary, answer_turn
-from memstream.sim.offline_judge import STAND_IN, judge
-from memstream.sim.parse import parse_summary
+from memstream.sim.talk import prompts
+from memstream.sim.talk.offline import answer_plans, answer_summary, answer_turn
+from memstream.sim.talk.offline_judge import STAND_IN, judge
+from memstream.sim.talk.parse import parse_summary
 from memstream.stream import rate_poignancy
 from memstream.stream.offline import NOTABLE, ROUTINE, lexicon_tier
 

@@ -14,7 +14,7 @@ from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.sim import provenance, source_of
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.town.world import default_town_path, load_town
 from memstream.stream import MemoryStream
 
 START = datetime(2023, 2, 13, 6, tzinfo=timezone(timedelta(hours=-8)))

@@ -25,10 +25,10 @@ from memstream.planning import prompts as planning_prompts
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import prompts as reflection_prompts
 from memstream.sim import RunConfig, RunDir, interview_stage, measures, start_run
-from memstream.sim import parse as sim_parse
-from memstream.sim import prompts as sim_prompts
+from memstream.sim.agents.whisper import parse_whispers
 from memstream.sim.events import read_events
-from memstream.sim.whisper import parse_whispers
+from memstream.sim.talk import parse as sim_parse
+from memstream.sim.talk import prompts as sim_prompts
 from memstream.stream import check_file
 from memstream.stream.importance import parse_importance
 

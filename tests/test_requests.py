@@ -18,7 +18,7 @@ from memstream.models.request import Request, answer_all, concurrently, run_dire
 from memstream.sim import RunConfig, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.town.world import default_town_path, load_town
 from memstream.stream import MemoryStream
 
 TZ = timezone(timedelta(hours=-8))

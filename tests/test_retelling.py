@@ -13,8 +13,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from memstream.offline_text import first_person, third_person
-from memstream.sim import prompts
-from memstream.sim.offline import answer_summary, in_my_words, in_their_words
+from memstream.sim.talk import prompts
+from memstream.sim.talk.offline import answer_summary, in_my_words, in_their_words
 
 FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|i'll|i'd)\b", re.IGNORECASE)
 VERBS = "watch try run love fix go have do like teach study miss wash carry play write".split()

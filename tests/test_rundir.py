@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.sim import RunConfig, RunDir, Whisper, start_run
-from memstream.sim.dirlock import locked
-from memstream.sim.rundir import LOCK
+from memstream.sim.run.dirlock import locked
+from memstream.sim.run.rundir import LOCK
 from memstream.timeutil import from_epoch
 from tests.conftest import contents
 

@@ -24,7 +24,7 @@ from memstream.planning.plan import SLEEPING, Stroke
 from memstream.planning.planner import UNPLANNED, _lay_blocks
 from memstream.planning.sense import SLACK_MINUTES, DayFrame, check_actions, check_hours, short_of
 from memstream.sim import RunConfig, start_run
-from memstream.sim.world import PLACES_LABEL, Resident, default_town_path, load_town
+from memstream.sim.town.world import PLACES_LABEL, Resident, default_town_path, load_town
 from memstream.stream import MemoryStream
 from tests.scripted import ScriptedChat
 

@@ -18,13 +18,13 @@ from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import Completion
 from memstream.sim import RunConfig, resume_run, start_run
-from memstream.sim.agent import Body, Conversation, Mind, Places, Senses, Social
+from memstream.sim.agents.agent import Body, Conversation, Mind, Places, Senses, Social
+from memstream.sim.agents.objects import ObjectStates
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.objects import ObjectStates
-from memstream.sim.residents import populate
-from memstream.sim.scene import Scene
-from memstream.sim.world import Map, default_town_path, load_town
+from memstream.sim.town.residents import populate
+from memstream.sim.town.scene import Scene
+from memstream.sim.town.world import Map, default_town_path, load_town
 from memstream.stream import MemoryStream
 
 TZ = timezone(timedelta(hours=-8))
@@ -294,7 +294,7 @@ def test_a_component_state_is_its_fields_not_a_hand_written_list() -> None:
 
 
 def test_a_damaged_agent_record_is_named_not_half_restored() -> None:
-    from memstream.sim.agent import Agent
+    from memstream.sim.agents.agent import Agent
 
     good = Agent(load_town(default_town_path()).residents[0], Body("home")).get_state()
     assert Agent.state_problem(good) is None

@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.sim import RunConfig, start_run
+from memstream.sim.agents.spatial import BEEN, SEEN, TOLD
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.spatial import BEEN, SEEN, TOLD
-from memstream.sim.world import PLACES_LABEL, default_town_path, load_town
+from memstream.sim.town.world import PLACES_LABEL, default_town_path, load_town
 from memstream.stream import MemoryStream
 
 START = datetime(2023, 2, 13, 6, tzinfo=timezone(timedelta(hours=-8)))

@@ -86,7 +86,7 @@ def test_read_commands_work_on_read_only_media(tmp_path: Path, capsys, monkeypat
 
 
 def test_recall_on_a_run_stream_never_writes(tmp_path: Path, capsys) -> None:
-    from memstream.sim.run import RunConfig, start_run
+    from memstream.sim.run.launch import RunConfig, start_run
 
     run = tmp_path / "run"
     start_run(RunConfig(agents=2, start=datetime.fromisoformat("2023-02-13T06:00:00-08:00"), hours=0.1,

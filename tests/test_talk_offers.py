@@ -21,16 +21,16 @@ from memstream.cli import main
 from memstream.errors import StructuredOutputError
 from memstream.models import HashEmbedder, OfflineChatModel, run_direct
 from memstream.sim import RunConfig, RunDir, flag_repeats, repeat_count, resume_run, start_run
-from memstream.sim import prompts as sp
-from memstream.sim.agent import Agent, Body, Offers, Social, Talked
+from memstream.sim.agents.agent import Agent, Body, Offers, Social, Talked
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
-from memstream.sim.interview import interview_stage
-from memstream.sim.offer import MAX_UNTOLD, offer_messages, period, told, untold
-from memstream.sim.parse import parse_talk
-from memstream.sim.recent import day_began, recent_day
-from memstream.sim.repeats import same, words
-from memstream.sim.world import default_town_path, load_town
+from memstream.sim.talk import prompts as sp
+from memstream.sim.talk.interview import interview_stage
+from memstream.sim.talk.offer import MAX_UNTOLD, offer_messages, period, told, untold
+from memstream.sim.talk.parse import parse_talk
+from memstream.sim.talk.recent import day_began, recent_day
+from memstream.sim.talk.repeats import same, words
+from memstream.sim.town.world import default_town_path, load_town
 from memstream.stream import MemoryStream
 
 TZ = timezone(timedelta(hours=-8))
@@ -166,7 +166,7 @@ def test_an_old_checkpoint_without_last_talks_or_offers_still_loads() -> None:
 
 
 def test_said_lines_are_kept_to_the_newest() -> None:
-    from memstream.sim.agent import MAX_SAID
+    from memstream.sim.agents.agent import MAX_SAID
 
     social = Social()
     for i in range(MAX_SAID):

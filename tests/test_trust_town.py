@@ -9,7 +9,7 @@ from pathlib import Path
 
 from memstream.cli import main
 from memstream.sim import RunConfig, RunDir, start_run
-from memstream.sim.whisper import Whisper
+from memstream.sim.agents.whisper import Whisper
 from memstream.stream import MemoryStream
 from memstream.trust import GATE_PURPOSE
 from tests.scripted import ScriptedChat

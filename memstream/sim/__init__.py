@@ -1,17 +1,39 @@
-"""The simulation: many agents in a small town on a simpy clock, each run kept in a run directory."""
+"""The simulation: many agents in a small town on a simpy clock, each run kept in a run directory.
 
-from memstream.sim import measures  # the measures of a run, as one namespace (measures.diffusion, ...)
-from memstream.sim import offline as _offline_rules  # noqa: F401 - registers the dialogue and interview rules
-from memstream.sim.config import DEFAULT_HOURS, DEFAULT_START, FORMAT, RunConfig, RunResult
-from memstream.sim.interview import Answer, battery_stage, interview_stage, load_battery, mark_repeats
-from memstream.sim.provenance import downstream, provenance, source_of
-from memstream.sim.repeats import flag_repeats, repeat_count
-from memstream.sim.run import fork_run, resume_run, scenario_run, start_run, whisper
-from memstream.sim.rundir import Checkpoint, RunDir
-from memstream.sim.scenario import load_scenario
-from memstream.sim.spatial import place_lines
-from memstream.sim.whisper import Whisper
-from memstream.sim.world import Map
+Its rooms, lowest first (``tests/test_layering.py`` holds the order): ``state`` and ``events`` (typed state,
+the event log), ``town/`` (places, residents, what is seen where), ``agents/`` (each agent's state and the
+components that own it), ``talk/`` (conversations and interviews), ``engine`` (the clock driving every agent's
+step), ``run/`` (settings, the run directory, driving a run), ``analysis/`` (the paper's measures, provenance).
+"""
+
+from memstream.sim.agents import Whisper, place_lines
+from memstream.sim.analysis import downstream, measures, provenance, source_of
+from memstream.sim.run import (
+    DEFAULT_HOURS,
+    DEFAULT_START,
+    FORMAT,
+    Checkpoint,
+    RunConfig,
+    RunDir,
+    RunResult,
+    fork_run,
+    load_scenario,
+    resume_run,
+    scenario_run,
+    start_run,
+    whisper,
+)
+from memstream.sim.talk import (
+    Answer,
+    battery_stage,
+    flag_repeats,
+    interview_stage,
+    load_battery,
+    mark_repeats,
+    repeat_count,
+)
+from memstream.sim.talk import offline as _offline_rules  # noqa: F401 - registers the dialogue and interview rules
+from memstream.sim.town import Map
 
 __all__ = [
     "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunResult",

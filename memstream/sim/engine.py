@@ -41,18 +41,18 @@ import simpy
 
 from memstream.models import ChatModel, OfflineChatModel, Stage, concurrently, run_direct
 from memstream.planning import SLEEPING
-from memstream.sim.acting import Acting
-from memstream.sim.agent import Agent, Body
-from memstream.sim.conversation import Conversations
+from memstream.sim.agents.acting import Acting
+from memstream.sim.agents.agent import Agent, Body
+from memstream.sim.agents.movement import Movement
+from memstream.sim.agents.objects import Objects
+from memstream.sim.agents.perception import Perception
+from memstream.sim.agents.poignancy import PoignancyTally
+from memstream.sim.agents.spatial import Spatial
+from memstream.sim.agents.whisper import Whisper
 from memstream.sim.events import EventLog
-from memstream.sim.movement import Movement
-from memstream.sim.objects import Objects
-from memstream.sim.perception import Perception
-from memstream.sim.poignancy import PoignancyTally
-from memstream.sim.scene import Scene
-from memstream.sim.spatial import Spatial
-from memstream.sim.whisper import Whisper
-from memstream.sim.world import Resident, Town
+from memstream.sim.talk.conversation import Conversations
+from memstream.sim.town.scene import Scene
+from memstream.sim.town.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
 from memstream.timeutil import from_epoch, to_epoch
 from memstream.trust import Audit, Checker
@@ -63,7 +63,7 @@ IDENTITY = "identity"  # the kind of the memories an agent starts with
 #: Modules a run can go without, as in the paper's controlled evaluation: ``observation`` (nothing the
 #: agent perceives, does or hears is written to its stream), ``reflection`` (it never reflects),
 #: ``planning`` (it follows its routine: no day plan, decomposition, revision or re-planning); and ``spatial``
-#: (it knows every place of the town from the start, its prompts list none: :mod:`memstream.sim.spatial`).
+#: (it knows every place of the town from the start, its prompts list none: :mod:`memstream.sim.agents.spatial`).
 ABLATIONS = ("observation", "reflection", "planning", "spatial")
 
 
@@ -85,10 +85,10 @@ def _rare_full_collections() -> Iterator[None]:
 
 class Simulation:
     """Many agents in a town, built from components that each own one part of every agent's state:
-    :class:`~memstream.sim.movement.Movement` (its body), :class:`~memstream.sim.perception.Perception`
-    (its senses), :class:`~memstream.sim.acting.Acting` (its mind: whispers, reflection, plans,
-    actions, reactions), :class:`~memstream.sim.conversation.Conversations` (its social side), and
-    the world's :class:`~memstream.sim.objects.Objects` and :class:`~memstream.sim.scene.Scene`.
+    :class:`~memstream.sim.agents.movement.Movement` (its body), :class:`~memstream.sim.agents.perception.Perception`
+    (its senses), :class:`~memstream.sim.agents.acting.Acting` (its mind: whispers, reflection, plans,
+    actions, reactions), :class:`~memstream.sim.talk.conversation.Conversations` (its social side), and
+    the world's :class:`~memstream.sim.agents.objects.Objects` and :class:`~memstream.sim.town.scene.Scene`.
     :meth:`_step` says in what order an agent's step uses them."""
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,

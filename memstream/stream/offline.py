@@ -16,7 +16,7 @@ is imported. A rating is built from, in turn:
    an emergency (8+: a fire).
 
 Novelty to a listener and how recently a thing was heard are not the statement's own: the
-conversation rules weigh them when choosing what to pass on (:mod:`memstream.sim.offline`).
+conversation rules weigh them when choosing what to pass on (:mod:`memstream.sim.talk.offline`).
 """
 
 from __future__ import annotations

@@ -19,14 +19,14 @@ from typing import Any
 from memstream.errors import MemstreamError
 from memstream.files import read_data
 from memstream.models import Request, Stage, concurrently
-from memstream.sim import prompts
-from memstream.sim.parse import Judgement, Knows, parse_answer, parse_judgement, parse_knows
-from memstream.sim.recent import day_began, recent_day
-from memstream.sim.repeats import flag_repeats
-from memstream.sim.world import Resident
+from memstream.sim.talk import prompts
+from memstream.sim.talk.parse import Judgement, Knows, parse_answer, parse_judgement, parse_knows
+from memstream.sim.talk.recent import day_began, recent_day
+from memstream.sim.talk.repeats import flag_repeats
+from memstream.sim.town.world import Resident
 from memstream.stream import Memory, MemoryStream, Weights
 
-BUNDLED_BATTERY = Path(__file__).parent / "data" / "battery.yaml"
+BUNDLED_BATTERY = Path(__file__).parents[1] / "data" / "battery.yaml"
 #: Lines of the recent day an interview shows beside the memories retrieved on the question.
 RECENT_DAY_LINES = 10
 #: The fields a battery question may name.
@@ -37,7 +37,7 @@ def interview_stage(stream: MemoryStream, resident: Resident, question: str, now
                     weights: Weights | None = None, history: list[tuple[str, str]] = (),
                     day: int = RECENT_DAY_LINES) -> Stage[tuple[str | None, list[Memory]]]:
     """The agent's answer (None if the model gave none) and the memories it was shown: its recent day (at most
-    ``day``, :mod:`memstream.sim.recent`), then the ``k`` retrieved on the question, not shown twice.
+    ``day``, :mod:`memstream.sim.talk.recent`), then the ``k`` retrieved on the question, not shown twice.
 
     The paper's interview retrieves on the question; a question about the day ("what did you do this
     morning?") shares few words with what happened in it, and a small model then answered from the identity
@@ -65,7 +65,7 @@ class Answer:
     score: int | None = None
     hallucinated: bool | None = None
     why: str = ""
-    repeats: bool = False  # the same answer as to another of the agent's questions (memstream.sim.repeats)
+    repeats: bool = False  # the same answer as to another of the agent's questions (memstream.sim.talk.repeats)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if v is not None and v != ""}

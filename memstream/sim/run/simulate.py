@@ -16,11 +16,11 @@ from tqdm import tqdm
 
 from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
-from memstream.sim.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.engine import Simulation
-from memstream.sim.metrics import model_calls, run_metrics
-from memstream.sim.rundir import Checkpoint, RunDir
-from memstream.sim.stop import Stop
+from memstream.sim.run.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
+from memstream.sim.run.metrics import model_calls, run_metrics
+from memstream.sim.run.rundir import Checkpoint, RunDir
+from memstream.sim.run.stop import Stop
 from memstream.trust import Checker, judge_name
 
 

@@ -1,6 +1,6 @@
 """``memstream run`` and its kin: a new run, a scenario's, a resumed one, a fork, a whisper to a run.
 
-Each opens its run directory through :class:`memstream.sim.rundir.RunDir` (which spells its files
+Each opens its run directory through :class:`memstream.sim.run.rundir.RunDir` (which spells its files
 and holds the one-writer lock) and checks everything it was given before it writes anything.
 """
 
@@ -15,12 +15,12 @@ from pydantic import ValidationError
 from memstream.errors import MemstreamError
 from memstream.files import problem
 from memstream.models import ChatModel
-from memstream.sim.config import FORK_CHANGES, RunConfig, RunResult
-from memstream.sim.population import resolve_town
-from memstream.sim.rundir import RunDir
-from memstream.sim.scenario import Scenario
-from memstream.sim.simulate import simulate
-from memstream.sim.whisper import Whisper
+from memstream.sim.agents.whisper import Whisper
+from memstream.sim.run.config import FORK_CHANGES, RunConfig, RunResult
+from memstream.sim.run.population import resolve_town
+from memstream.sim.run.rundir import RunDir
+from memstream.sim.run.scenario import Scenario
+from memstream.sim.run.simulate import simulate
 
 
 def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None,

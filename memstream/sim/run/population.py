@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 
 from memstream.errors import MemstreamError
-from memstream.sim.config import RunConfig
-from memstream.sim.residents import populate
-from memstream.sim.world import Town, default_town_path, load_town
+from memstream.sim.run.config import RunConfig
+from memstream.sim.town.residents import populate
+from memstream.sim.town.world import Town, default_town_path, load_town
 
 #: Peak resident memory per agent over the first simulated hour, and for the process itself
 #: (``benchmarks/simulation.py``: 10,000 agents peaked near 1 GB); a run grows from there.

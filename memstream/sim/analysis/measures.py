@@ -19,10 +19,10 @@ from memstream.errors import MemstreamError
 from memstream.models import ChatModel, concurrently, run_direct
 from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
-from memstream.sim.agent import Places
-from memstream.sim.interview import battery_stage, judge_stage, knows_stage
-from memstream.sim.rundir import RunDir
-from memstream.sim.spatial import place_tree
+from memstream.sim.agents.agent import Places
+from memstream.sim.agents.spatial import place_tree
+from memstream.sim.run.rundir import RunDir
+from memstream.sim.talk.interview import battery_stage, judge_stage, knows_stage
 from memstream.stream import Memory
 
 #: Memory ids listed per agent as evidence (the first ones; the count is complete).
@@ -39,7 +39,7 @@ def memories(run: RunDir) -> Iterator[tuple[str, Memory]]:
 
 def places(run: RunDir, agent: str) -> dict[str, Any]:
     """The places ``agent`` knows where the run stands (its latest checkpoint), as the paper's tree: areas ->
-    buildings (how each is known: been, seen, told) -> rooms -> objects (:mod:`memstream.sim.spatial`)."""
+    buildings (how each is known: been, seen, told) -> rooms -> objects (:mod:`memstream.sim.agents.spatial`)."""
     if agent not in run.agents:
         raise MemstreamError(f"unknown agent {agent!r} in {run.path}; one of: {', '.join(run.agents[:8])}"
                              + (", ..." if len(run.agents) > 8 else ""))

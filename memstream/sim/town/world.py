@@ -64,7 +64,7 @@ class Area(BaseModel):
 
 class Resident(Identity):
     """An identity whose home and workplace are buildings of the town; in a simulation, with the places it
-    knows (set by spatial memory, :mod:`memstream.sim.spatial`), which its description lists."""
+    knows (set by spatial memory, :mod:`memstream.sim.agents.spatial`), which its description lists."""
 
     _places: str = PrivateAttr(default="")
     _known: tuple[str, ...] = PrivateAttr(default=())
@@ -126,7 +126,7 @@ def load_town(path: str | Path) -> Town:
 
 
 def default_town_path() -> Path:
-    return Path(__file__).parent / "data" / "smallville.yaml"
+    return Path(__file__).parents[1] / "data" / "smallville.yaml"
 
 
 class Map:

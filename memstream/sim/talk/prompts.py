@@ -1,6 +1,6 @@
 """Simulation prompts: starting a conversation, each utterance, its summary, and interviews.
 
-One source of truth, versioned; the offline stand-in answers each (``memstream.sim.offline``).
+One source of truth, versioned; the offline stand-in answers each (``memstream.sim.talk.offline``).
 """
 
 from __future__ import annotations
@@ -127,7 +127,7 @@ INTERVIEW_INSTRUCTIONS = (
     'Example (someone else, asked what they are working on): "I\'m getting the bakery ready for Saturday\'s '
     'market; I\'ve been baking since six."'
 )
-#: The interview's section of the agent's recent day (:mod:`memstream.sim.recent`), before the memories
+#: The interview's section of the agent's recent day (:mod:`memstream.sim.talk.recent`), before the memories
 #: retrieved on the question: the same for every question of an interview, so a server's prefix cache keeps it.
 RECENT_DAY_HEADING = "What happened today:"
 INTERVIEW_TEMPLATE = (
@@ -176,7 +176,7 @@ def day_lines(memories: list[Memory]) -> str:
 def start_messages(identity: str, name: str, other: str, time: str, period: str, activity: str, place: str,
                    other_activity: str, relationship: str, memories: str, untold: list[str]) -> list[Message]:
     """``relationship``: a NOT_TALKED or LAST_TALKED line; ``untold``: what ``name`` knows that ``other`` has
-    not heard from it (:mod:`memstream.sim.offer`)."""
+    not heard from it (:mod:`memstream.sim.talk.offer`)."""
     return laid_out(START_INSTRUCTIONS, START_TEMPLATE.format(
         identity=identity, name=name, other=other, time=time, period=period, activity=activity, place=place,
         other_activity=other_activity, relationship=relationship, memories=memories,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from memstream.models import CachedChatModel, CachedEmbedder
-from memstream.sim.config import RunConfig
 from memstream.sim.engine import Simulation
+from memstream.sim.run.config import RunConfig
 from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE
 
 

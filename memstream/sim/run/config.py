@@ -1,4 +1,4 @@
-"""A run's settings (kept in its run directory, :mod:`memstream.sim.rundir`), the format they carry, and what a
+"""A run's settings (kept in its run directory, :mod:`memstream.sim.run.rundir`), the format they carry, and what a
 run returns.
 
 The format names its version (``memstream-run/2``) so that a directory written by another

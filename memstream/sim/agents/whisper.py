@@ -1,6 +1,6 @@
 """Whispers: memories an experimenter puts into an agent's mind, as the paper's "inner voice".
 
-A run keeps them in its directory (:class:`memstream.sim.rundir.RunDir` reads and appends them);
+A run keeps them in its directory (:class:`memstream.sim.run.rundir.RunDir` reads and appends them);
 the simulation gives each to its agent when the clock reaches its time (a ``thought``, its
 importance rated by the model), so a run resumed or forked carries every whisper, and the stream
 file is never written behind the run's back.

@@ -1,6 +1,6 @@
 """Movement: who is in which building, and walking along the town's paths toward a place.
 
-Owns each agent's :class:`~memstream.sim.agent.Body`. An agent on its way stays in the building
+Owns each agent's :class:`~memstream.sim.agents.agent.Body`. An agent on its way stays in the building
 it is leaving until it has walked the distance to the next one on its route.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from memstream.sim.agent import Agent
-from memstream.sim.scene import Scene
-from memstream.sim.world import Map, Town
+from memstream.sim.agents.agent import Agent
+from memstream.sim.town.scene import Scene
+from memstream.sim.town.world import Map, Town
 
 
 class Movement:

@@ -5,7 +5,7 @@ alone: nothing in the prompt said why one would talk. People talk when it is a s
 someone they know (or have not met), and when they have something to tell. So the offer gives the
 time of day as a word beside the clock, a line on how the two last talked (or that they have not),
 and up to ``MAX_UNTOLD`` things of the agent's day the other has not heard from it. What was told
-is read from what the agent said to the other (:class:`~memstream.sim.agent.Talked`), by words:
+is read from what the agent said to the other (:class:`~memstream.sim.agents.agent.Talked`), by words:
 generic rules, the same for every town.
 """
 
@@ -15,9 +15,9 @@ from datetime import datetime
 
 from memstream.models import Message
 from memstream.offline_text import content_words, gerund
-from memstream.sim import prompts
-from memstream.sim.agent import Agent, Talked
-from memstream.sim.recent import day_began, recent_day
+from memstream.sim.agents.agent import Agent, Talked
+from memstream.sim.talk import prompts
+from memstream.sim.talk.recent import day_began, recent_day
 from memstream.stream import MemoryStream
 from memstream.timeutil import from_epoch
 

@@ -1,5 +1,5 @@
 """Planning and acting: an agent's inner life and what it does (owns each agent's
-:class:`~memstream.sim.agent.Mind`).
+:class:`~memstream.sim.agents.agent.Mind`).
 
 Whispers heard as thoughts; reflection when its trigger fired; at wake-up after a day lived a
 revision of what the agent is currently about, then the day plan; every step the action the plan
@@ -18,13 +18,13 @@ from memstream.models import Stage, concurrently
 from memstream.offline_text import doing
 from memstream.planning import SLEEPING, decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
 from memstream.reflection import maybe_reflect_stage
-from memstream.sim.agent import Agent, Conversation
+from memstream.sim.agents.agent import Agent, Conversation
+from memstream.sim.agents.movement import Movement
+from memstream.sim.agents.poignancy import PoignancyTally
+from memstream.sim.agents.spatial import Spatial
+from memstream.sim.agents.whisper import Whisper
 from memstream.sim.events import EventLog
-from memstream.sim.movement import Movement
-from memstream.sim.poignancy import PoignancyTally
-from memstream.sim.scene import Scene
-from memstream.sim.spatial import Spatial
-from memstream.sim.whisper import Whisper
+from memstream.sim.town.scene import Scene
 from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
 

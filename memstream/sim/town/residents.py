@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import random
 
-from memstream.sim.world import Area, Building, Resident, Room, Thing, Town
+from memstream.sim.town.world import Area, Building, Resident, Room, Thing, Town
 
 FIRST = """Ada Ben Cleo Dev Elena Farid Gina Hugo Iris Jonas Kira Leo Mina Nico Olga Pavel Quinn Rosa Sami Tara Umar
 Vera Wen Xavi Yara Zane Aiko Bruno Chiara Dario Esme Felix Greta Hana Ivo Jade Kofi Lina Marco Noor Omar Pia Raul Sofia

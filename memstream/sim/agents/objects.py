@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from memstream.sim.agents.movement import Movement
 from memstream.sim.events import EventLog
-from memstream.sim.movement import Movement
-from memstream.sim.scene import Scene
 from memstream.sim.state import Stateful
-from memstream.sim.world import Thing, Town
+from memstream.sim.town.scene import Scene
+from memstream.sim.town.world import Thing, Town
 
 
 @dataclass

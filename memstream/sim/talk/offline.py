@@ -13,7 +13,7 @@
 - An interview answer quotes the remembered statements that share most words with the question.
 - Asked whether it knows of something, it does if a listed memory holds every content word of it.
 - As a judge it checks that the answer addresses the question and rests on the memories shown
-  (:mod:`memstream.sim.offline_judge`).
+  (:mod:`memstream.sim.talk.offline_judge`).
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from datetime import datetime
 from memstream.models import Message, prompt_of, register_rules, tie_breaker
 from memstream.offline_events import Commitment, commitment, date_words, named_places
 from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
-from memstream.sim import prompts
-from memstream.sim.offline_judge import answer_judge
-from memstream.sim.parse import MAX_SENTENCE_WORDS
+from memstream.sim.talk import prompts
+from memstream.sim.talk.offline_judge import answer_judge
+from memstream.sim.talk.parse import MAX_SENTENCE_WORDS
 from memstream.stream import rate_poignancy
 
 _MEMORY = re.compile(r"^- \((\w+), importance (\d+)\) (.+)$", re.M)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstream.errors import MemstreamError
-from memstream.sim.measures import fact_terms, mentions
+from memstream.sim.analysis.measures import fact_terms, mentions
 from memstream.stream import DIALOGUE, PLAN, REFLECTION, THOUGHT, Memory, MemoryStream
 
 IDENTITY = "identity"

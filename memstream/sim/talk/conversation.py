@@ -1,7 +1,7 @@
 """Conversations between two co-located agents: who starts, turn-taking, and what each side keeps.
 
 An agent offers a conversation with the time of day, how it last talked with the other and what it
-has to tell it (:mod:`memstream.sim.offer`); what came of each offer is counted (``Social.offers``),
+has to tell it (:mod:`memstream.sim.talk.offer`); what came of each offer is counted (``Social.offers``),
 and each side notes what it said to the other (``Social.known``), so its next offer knows.
 As in the reference implementation: when a conversation starts, each side sums up what it knows
 of the other from its memories (``ABOUT_K`` retrieved about the other); each utterance is
@@ -24,12 +24,12 @@ from typing import Any
 
 from memstream.models import Request, Stage, concurrently
 from memstream.planning import react_stage
-from memstream.sim import prompts
-from memstream.sim.agent import SLEEPING, Agent, Conversation
+from memstream.sim.agents.agent import SLEEPING, Agent, Conversation
+from memstream.sim.agents.spatial import Spatial
 from memstream.sim.events import EventLog
-from memstream.sim.offer import offer_messages
-from memstream.sim.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
-from memstream.sim.spatial import Spatial
+from memstream.sim.talk import prompts
+from memstream.sim.talk.offer import offer_messages
+from memstream.sim.talk.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 from memstream.trust import Checker
 
@@ -41,7 +41,7 @@ TURN_K = 15                  # memories a speaker retrieves for each line (the r
 class Conversations:
     """Who is talking with whom, and the conversation stages an agent goes through (a component
     of :class:`~memstream.sim.engine.Simulation`; owns each agent's
-    :class:`~memstream.sim.agent.Social` side)."""
+    :class:`~memstream.sim.agents.agent.Social` side)."""
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
                  occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial,

@@ -15,7 +15,7 @@ from typing import Any
 
 from memstream.planning import SLEEPING, DayPlan
 from memstream.sim.state import Stateful
-from memstream.sim.world import Resident
+from memstream.sim.town.world import Resident
 
 
 @dataclass
@@ -106,7 +106,7 @@ class Social(Stateful):
 
 @dataclass
 class Places(Stateful):
-    """The places the agent knows and how it came to (spatial memory's, :mod:`memstream.sim.spatial`)."""
+    """The places the agent knows and how it came to (spatial memory's, :mod:`memstream.sim.agents.spatial`)."""
 
     known: dict[str, str] = field(default_factory=dict, metadata={"key": "places"})  # building -> been/seen/told
     listing: str = field(default="", metadata={"state": False})  # as its prompts show them (derived from known)

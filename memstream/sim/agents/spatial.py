@@ -1,5 +1,5 @@
 """Spatial memory: the places each agent knows, and plans kept to them (owns each agent's
-:class:`~memstream.sim.agent.Places`).
+:class:`~memstream.sim.agents.agent.Places`).
 
 As in the paper (section 4.3.1 and the reference code's spatial memory tree), an agent knows the
 town only as far as it has been there, seen it or been told of it: it starts knowing its home,
@@ -24,8 +24,8 @@ import re
 from datetime import datetime
 from typing import Any
 
-from memstream.sim.agent import Agent
-from memstream.sim.world import Map, Town
+from memstream.sim.agents.agent import Agent
+from memstream.sim.town.world import Map, Town
 from memstream.stream import OBSERVATION, MemoryStream, new_memory
 
 #: How an agent came to know a place, the best first: a better way replaces a worse, never the reverse.

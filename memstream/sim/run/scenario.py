@@ -1,7 +1,7 @@
 """Scenarios: a town, a start, a duration and timed whispers, in a schema-checked YAML or JSON file.
 
 ``memstream run --scenario valentine`` runs the bundled set-up of the paper; ``--scenario FILE``
-runs one of a user's own. The whispers go to the run's ``whispers.json`` (:mod:`memstream.sim.whisper`).
+runs one of a user's own. The whispers go to the run's ``whispers.json`` (:mod:`memstream.sim.agents.whisper`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import Number, WholeNumber, read_model
-from memstream.sim.whisper import WhisperText
+from memstream.sim.agents.whisper import WhisperText
 from memstream.timeutil import require_aware
 
-BUNDLED = Path(__file__).parent / "data" / "scenarios"
+BUNDLED = Path(__file__).parents[1] / "data" / "scenarios"
 
 
 class ScenarioWhisper(BaseModel):

@@ -1,7 +1,7 @@
 """Perception: what an agent notices near it (other agents and object states within its vision
 radius in its area), at most ``ATTENTION`` new things a step, written as rated observations.
 
-Owns each agent's :class:`~memstream.sim.agent.Senses`. An observation identical to the one the
+Owns each agent's :class:`~memstream.sim.agents.agent.Senses`. An observation identical to the one the
 agent holds for the same thing is not written again, and an agent looks again only when
 something near it changed (the scene's versions).
 """
@@ -12,11 +12,11 @@ from datetime import datetime
 
 from memstream.models import Stage, concurrently
 from memstream.offline_text import doing
-from memstream.sim.agent import Agent
-from memstream.sim.movement import Movement
-from memstream.sim.objects import Objects
-from memstream.sim.poignancy import PoignancyTally
-from memstream.sim.scene import Scene
+from memstream.sim.agents.agent import Agent
+from memstream.sim.agents.movement import Movement
+from memstream.sim.agents.objects import Objects
+from memstream.sim.agents.poignancy import PoignancyTally
+from memstream.sim.town.scene import Scene
 from memstream.stream import OBSERVATION, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
 

@@ -15,7 +15,7 @@ from memstream.models import (
     parse_yes_no,
     register_answer_schema,
 )
-from memstream.sim import prompts
+from memstream.sim.talk import prompts
 
 
 class Talk(BaseModel):

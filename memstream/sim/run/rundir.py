@@ -5,7 +5,7 @@ town with its resolved residents), ``streams.db`` (every agent's stream, owner-s
 ``events.jsonl``, ``calls.db`` (the model-call cache), ``whispers.json`` (memories an experimenter
 puts in agents' minds, given at their time), ``metrics.json`` and ``checkpoint/`` (``tNNN/`` folders
 of a stream copy and ``state.json``, and ``LATEST`` naming the newest). While a run writes it,
-``run.lock`` holds an OS lock (see :mod:`memstream.sim.dirlock`).
+``run.lock`` holds an OS lock (see :mod:`memstream.sim.run.dirlock`).
 
 Why one owner: the commands that make, continue, fork, whisper to, measure, show and sweep runs all
 read and write these files; with one type holding the names, the checks (the format's version, a
@@ -39,12 +39,12 @@ from pydantic import ValidationError
 from memstream.errors import MemstreamError
 from memstream.files import problem, read_json, read_text
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
-from memstream.sim.agent import Agent
-from memstream.sim.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
-from memstream.sim.dirlock import Busy, DirLock, Section, live_holder, locked
+from memstream.sim.agents.agent import Agent
+from memstream.sim.agents.whisper import Whisper, dump_whispers, parse_whispers
 from memstream.sim.events import EventLog, read_events, truncate
-from memstream.sim.whisper import Whisper, dump_whispers, parse_whispers
-from memstream.sim.world import Town
+from memstream.sim.run.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
+from memstream.sim.run.dirlock import Busy, DirLock, Section, live_holder, locked
+from memstream.sim.town.world import Town
 from memstream.stream import MemoryStream, Weights
 from memstream.timeutil import from_epoch, to_epoch
 from memstream.trust import Blocked

@@ -26,8 +26,18 @@ from pathlib import Path
 from typing import Any
 
 from memstream.models import CachedChatModel, ChatModel, answer_tokens, make_chat_model, run_direct
-from memstream.sim import RunConfig, RunDir, Whisper, interview_stage, load_scenario, measures, resume_run, start_run
-from memstream.sim.run.rundir import CALLS
+from memstream.sim import (
+    RunConfig,
+    RunDir,
+    RunFiles,
+    Whisper,
+    interview_stage,
+    load_scenario,
+    measures,
+    resume_run,
+    start_run,
+)
+from memstream.sim.run.layout import CALLS
 
 AGENTS = 4
 HOURS = 12.0
@@ -49,7 +59,7 @@ def run_party(out: Path, llm: str, *, timeout: float, embedder: str = "hash:128"
               chat: ChatModel | None = None) -> dict:
     """Start the party run in ``out``, or go on with it if it is there; its metrics. ``chat`` replaces the
     model ``llm`` names (a benchmark's wrapper)."""
-    if RunDir.is_run(out):
+    if RunFiles(out).is_run:
         return resume_run(out, progress=progress).metrics
     config = RunConfig(agents=AGENTS, start=datetime.fromisoformat(START), hours=HOURS, embedder=embedder,
                        llm=llm, timeout=timeout, concurrency=1)
@@ -104,7 +114,7 @@ def what_happened(out: Path, llm: str, *, timeout: float) -> dict[str, Any]:
     (asked through the run's call cache, so a recording holds them too), and the model's ratings."""
     run = RunDir.open(out)
     party_day = datetime.fromisoformat(START).replace(hour=0, minute=0) + timedelta(days=1)
-    events = run.events()
+    events = run.records.events()
     answers = {}
     with run:
         chat = CachedChatModel(make_chat_model(llm, timeout=timeout, concurrency=1), out / CALLS)
@@ -113,7 +123,7 @@ def what_happened(out: Path, llm: str, *, timeout: float) -> dict[str, Any]:
             answer, _ = run_direct(interview_stage(stream, resident, QUESTION, run.stands_at()), chat)
             answers[resident.name] = answer
         chat.close()
-    metrics = run.metrics() or {}
+    metrics = run.records.metrics() or {}
     return {"knowers": sorted(measures.knowers(run, FACT)),
             "planned": sorted(measures.planned(run, "Hobbs Cafe", party_day + timedelta(hours=17),
                                                party_day + timedelta(hours=19))),

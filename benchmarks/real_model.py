@@ -42,7 +42,7 @@ from memstream.planning import Identity, decompose, plan_day, react, revise_stag
 from memstream.reflection import parse as reflection_parse
 from memstream.reflection import reflect
 from memstream.sim import RunConfig, RunDir, start_run
-from memstream.sim.run.rundir import CALLS, CONFIG
+from memstream.sim.run.layout import CALLS, CONFIG
 from memstream.sim.talk import parse as sim_parse
 from memstream.sim.talk.interview import interview_stage
 from memstream.sim.talk.repeats import flag_repeats, repeat_count
@@ -182,7 +182,7 @@ def simulation(chat: Recorder, args: argparse.Namespace, out: Path, log: dict[st
                        embedder="hash:128", llm=args.llm, timeout=args.timeout, concurrency=1)
     result = start_run(config, out, progress=True, chat=chat)
     run = RunDir.open(out)
-    events = run.events()
+    events = run.records.events()
     log["conversations"] = sum(1 for e in events if e["action"].startswith("starts a conversation"))
     log["reflections"] += [int(e["action"].split()[1]) for e in events if e["action"].startswith("reflects:")]
     log["strokes"] += [e["action"].count(";") + 1 for e in events if e["action"].startswith("plans the day")]

@@ -72,7 +72,7 @@ def main() -> None:
             start_run(config, out, progress=False, whispers=[Whisper(id=1, agent=AGENT, text=whispered, at=START)])
         with RunDir.open(out) as run:
             spread = measures.diffusion(run, FACT)
-            m = run.metrics()
+            m = run.records.metrics()
         rows.append({"setting": name, "final_share": spread["final_share"],
                      "knowers": spread["by_hour"][-1]["knowers"], "agents": spread["agents"],
                      "by_hour": [h["knowers"] for h in spread["by_hour"]], "gate": m["gate"],

@@ -21,9 +21,10 @@ from scripted import ScriptedChat
 from memstream.cli import main
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.offline_events import commitment
-from memstream.sim import RunConfig, prompts, start_run
+from memstream.sim import RunConfig, start_run
 from memstream.sim.engine import Simulation
 from memstream.sim.events import EventLog
+from memstream.sim.talk import prompts
 from memstream.sim.town.world import default_town_path, load_town
 from memstream.stream import DIALOGUE, THOUGHT, MemoryStream
 

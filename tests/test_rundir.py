@@ -24,7 +24,8 @@ from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.sim import RunConfig, RunDir, Whisper, start_run
 from memstream.sim.run.dirlock import locked
-from memstream.sim.run.rundir import LOCK
+from memstream.sim.run.layout import LOCK
+from memstream.sim.run.rundir import check_new
 from memstream.timeutil import from_epoch
 from tests.conftest import contents
 
@@ -124,7 +125,7 @@ def test_a_second_writer_is_refused_naming_the_holder(made: Path, tmp_path: Path
         with pytest.raises(MemstreamError, match=rf"in use by a run writing it \(pid {os.getpid()}\)"):
             RunDir.open_writable(out)
         with pytest.raises(MemstreamError, match=rf"pid {os.getpid()}"):
-            RunDir.check_new(out)
+            check_new(out)
         with RunDir.open(out) as reader:  # readers never need the lock
             assert reader.stream.count() > 0
     assert not (out / LOCK).exists()  # released, and gone
@@ -194,7 +195,7 @@ def test_concurrent_whispers_are_all_kept_each_once(made: Path, tmp_path: Path) 
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(n)]
     results = [(p.wait(), p.stderr.read()) for p in procs]
     assert all(code == 0 for code, _ in results), results
-    whispers = RunDir.open(out).whispers()
+    whispers = RunDir.open(out).mailbox.whispers()
     assert sorted(w.id for w in whispers) == list(range(1, n + 1))
     assert sorted(w.text for w in whispers) == sorted(f"whisper number {i}" for i in range(n))
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
@@ -217,7 +218,7 @@ def test_a_running_run_hears_a_whisper_at_its_time_as_if_it_had_it_from_the_star
                      at.isoformat()]) == 0
         assert f"running run (pid {proc.pid})" in capsys.readouterr().out
     assert proc.wait() == 0, proc.stderr.read()
-    heard = [e for e in RunDir.open(out).events() if e["action"].startswith("hears a whisper")]
+    heard = [e for e in RunDir.open(out).records.events() if e["action"].startswith("hears a whisper")]
     assert [(e["agent"], e["time"]) for e in heard] == [("Isabella Rodriguez", at.isoformat())]
     told = tmp_path / "told"
     start_run(config(hours=3), told, progress=False,
@@ -230,8 +231,8 @@ def test_a_whisper_before_where_a_stopped_run_stands_is_refused(made: Path, tmp_
     run = RunDir.open(out)
     stands = run.stands_at()
     with pytest.raises(MemstreamError, match="stands at"):
-        run.add_whisper(run.agents[0], "too late", stands - timedelta(seconds=1))
-    whisper, running = run.add_whisper(run.agents[0], "just in time")
+        run.mailbox.add(run.agents[0], "too late", stands - timedelta(seconds=1))
+    whisper, running = run.mailbox.add(run.agents[0], "just in time")
     assert whisper.at == stands and running is None
 
 
@@ -245,11 +246,11 @@ def test_generated_whisper_times_are_kept_or_refused_and_nothing_else(made: Path
     before = files(out)
     if offset_s < 0:
         with pytest.raises(MemstreamError):
-            run.add_whisper(run.agents[0], "hello", at)
+            run.mailbox.add(run.agents[0], "hello", at)
         assert files(out) == before
     else:
-        run.add_whisper(run.agents[0], "hello", at)
-        assert [(w.id, w.at) for w in RunDir.open(out).whispers()] == [(1, at)]
+        run.mailbox.add(run.agents[0], "hello", at)
+        assert [(w.id, w.at) for w in RunDir.open(out).mailbox.whispers()] == [(1, at)]
 
 
 # -- options checked before anything is written -----------------------------------------------------
@@ -280,7 +281,7 @@ def test_a_folder_holding_only_a_dead_runs_lock_file_takes_a_new_run(made: Path,
     out = tmp_path / "new"
     out.mkdir()
     (out / LOCK).write_text("999999 1676296800.0\n")  # what a run killed before writing anything leaves
-    RunDir.check_new(out)
+    check_new(out)
     with RunDir.create(out, config(), RunDir.open(made).town) as run:
         assert run.config.hours == 0.5
     assert sorted(p.name for p in out.iterdir()) == ["config.json", "town.json", "whispers.json"]

@@ -182,7 +182,7 @@ def test_an_offline_run_counts_its_offers_and_a_resumed_one_counts_the_same(tmp_
     offers = metrics["conversation_offers"]
     assert offers["made"] == metrics["usage"][sp.START_PURPOSE]["calls"] > 0  # one question per offer
     assert offers["made"] == offers["accepted"] + offers["declined"] + offers["busy"]
-    started = sum(e["action"].startswith("starts a conversation") for e in RunDir.open(tmp_path / "whole").events())
+    started = sum(e["action"].startswith("starts a conversation") for e in RunDir.open(tmp_path / "whole").records.events())
     assert offers["accepted"] == started and offers["accept_rate"] == round(started / offers["made"], 4)
     assert json.loads((tmp_path / "whole" / "metrics.json").read_text())["conversation_offers"] == offers
     start_run(config.model_copy(update={"hours": 2}), tmp_path / "half", progress=False)

@@ -29,26 +29,26 @@ def run(out: Path, *, chat: ScriptedChat | None = None, **kw: object) -> RunDir:
 
 
 def texts(r: RunDir) -> list[str]:
-    with MemoryStream(r.stream_path, create=False, readonly=True) as stream:
+    with MemoryStream(r.files.stream, create=False, readonly=True) as stream:
         return [m.text for m in stream.memories(AGENT)]
 
 
 def test_a_whispered_injection_is_kept_out_logged_and_counted(tmp_path: Path) -> None:
     r = run(tmp_path / "on")
     assert INJECTION not in texts(r) and HONEST in texts(r)
-    [kept_out] = r.blocked()
+    [kept_out] = r.records.blocked()
     assert (kept_out["owner"], kept_out["what"], kept_out["source"], kept_out["text"]) == (
         AGENT, "whisper", "whispered", INJECTION)
     assert kept_out["by"] == "offline rules" and kept_out["reason"]
-    gate = r.metrics()["gate"]
+    gate = r.records.metrics()["gate"]
     assert gate["by"] == "offline rules" and gate["blocked"] == 1 and gate["checked"] > 2
-    assert any("keeps out a whisper" in e["action"] for e in r.events())
+    assert any("keeps out a whisper" in e["action"] for e in r.records.events())
 
 
 def test_with_the_gate_off_the_injection_gets_in(tmp_path: Path) -> None:
     r = run(tmp_path / "off", gate="off")
-    assert INJECTION in texts(r) and r.blocked() == []
-    assert r.metrics()["gate"] == {"by": "off", "critic": False, "checked": 0, "blocked": 0, "failed": 0,
+    assert INJECTION in texts(r) and r.records.blocked() == []
+    assert r.records.metrics()["gate"] == {"by": "off", "critic": False, "checked": 0, "blocked": 0, "failed": 0,
                                    "rejected": 0, "calls_per_agent_step": 0.0}
 
 
@@ -57,9 +57,9 @@ def test_the_run_s_model_gates_in_the_step_s_batches(tmp_path: Path) -> None:
                          else "ALLOW"})
     chat.name = "scripted"
     r = run(tmp_path / "llm", chat=chat, gate="llm")
-    assert INJECTION not in texts(r) and r.blocked()[0]["reason"] == "orders a reader"
-    assert r.blocked()[0]["by"] == "scripted"
-    gate = r.metrics()["gate"]
+    assert INJECTION not in texts(r) and r.records.blocked()[0]["reason"] == "orders a reader"
+    assert r.records.blocked()[0]["by"] == "scripted"
+    gate = r.records.metrics()["gate"]
     assert gate["by"] == "scripted" and gate["calls_per_agent_step"] > 0
     whisper_round = [c for c in chat.calls if c[0] == GATE_PURPOSE and "whispered" in c[1][1]["content"]]
     assert len(whisper_round) == 2

@@ -191,7 +191,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from memstream.sim import RunDir, resume_run
+    from memstream.sim import RunDir, RunFiles, resume_run
 
     if args.hours is not None and args.hours <= 0:
         raise MemstreamError(f"--hours must be positive, got {args.hours:g}")
@@ -234,10 +234,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if gate.get("blocked") or gate.get("failed") or gate.get("rejected"):
         print(f"the write gate ({gate['by']}) kept out {gate['blocked']} texts, the critic {gate['rejected']}, "
               f"{gate['failed']} unchecked (the check could not run); each with its source and reason in "
-              f"{RunDir.blocked_file(result.out)}")
+              f"{RunFiles(result.out).blocked}")
     print(f"run directory: {result.out}")
     run = RunDir.open(result.out)
-    said = [e for e in run.events() if "utterance" in e][:4]
+    said = [e for e in run.records.events() if "utterance" in e][:4]
     if said:
         print("overheard:")
         for e in said:
@@ -248,7 +248,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("inspect it:")
     print(f"  memstream replay {result.out} --agent '{first.name}'")
     print(f"  memstream interview {result.out} --agent '{second.name}' \"What are you working on?\"")
-    print(f"  memstream recall {run.stream_path} --agent '{second.name}' --query 'plans' --no-touch")
+    print(f"  memstream recall {run.files.stream} --agent '{second.name}' --query 'plans' --no-touch")
     print(f"  memstream plot timeline {result.out} --agent '{first.name}' -o timeline.png")
     print(f"  memstream measure network {result.out} --plot network.png")
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
@@ -317,7 +317,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.agent and args.agent not in run.agents:
         raise MemstreamError(f"unknown agent {args.agent!r} in {run.path}")
     lo, hi = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
-    for e in run.events():
+    for e in run.records.events():
         at = datetime.fromisoformat(e["time"])
         if (lo and at < lo) or (hi and at > hi) or (args.agent and e["agent"] != args.agent):
             continue

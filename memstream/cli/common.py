@@ -364,9 +364,9 @@ def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported
 def no_touch_reason(path: str) -> str | None:
     """Why ``recall`` must not record accesses in ``path`` (a run's stream, which goes on from its
     checkpoint; a file on read-only media), or None where it may."""
-    from memstream.sim import RunDir
+    from memstream.sim import RunFiles
 
-    run = RunDir.run_of_stream(path)
+    run = RunFiles.of_stream(path)
     if run is not None:
         return f"{path} is the stream of the run {run}"
     from memstream.stream import read_only_media
@@ -379,9 +379,9 @@ def no_touch_reason(path: str) -> str | None:
 def refuse_run_stream(path: str) -> None:
     """A memory written straight into a run's stream would be lost when the run resumes (it goes on
     from its checkpoint): such a write is refused, naming the command that the run carries."""
-    from memstream.sim import RunDir
+    from memstream.sim import RunFiles
 
-    run = RunDir.run_of_stream(path)
+    run = RunFiles.of_stream(path)
     if run is not None:
         raise MemstreamError(f"{path} is the stream of the run {run}, which goes on from its checkpoint; "
                              f"write to it with memstream whisper {run} --agent NAME \"text\"")

@@ -122,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
 
 def cmd_plot(args: argparse.Namespace) -> int:
     from memstream import plots
-    from memstream.sim import RunDir
+    from memstream.sim import RunFiles
     from memstream.stream import MemoryStream
 
     from_json = args.plot in ("recall", "designs", "scenarios")
@@ -155,7 +155,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         print(f"wrote {plots.save(plots.recall(results), out)}")
         return 0
     src = Path(args.src)
-    path = RunDir.stream_file(src) if src.is_dir() else src
+    path = RunFiles(src).stream if src.is_dir() else src
     with MemoryStream(path, create=False, readonly=True) as stream:
         agent = getattr(args, "agent", None)
         if agent and not stream.has(agent):

@@ -15,6 +15,7 @@ from memstream.sim.run import (
     Checkpoint,
     RunConfig,
     RunDir,
+    RunFiles,
     RunResult,
     fork_run,
     load_scenario,
@@ -36,7 +37,8 @@ from memstream.sim.talk import offline as _offline_rules  # noqa: F401 - registe
 from memstream.sim.town import Map
 
 __all__ = [
-    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunResult",
+    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunFiles",
+    "RunResult",
     "Whisper", "battery_stage", "fork_run", "interview_stage", "load_battery", "load_scenario", "measures",
     "place_lines", "resume_run", "scenario_run", "start_run", "whisper", "downstream", "provenance", "source_of",
     "flag_repeats", "mark_repeats", "repeat_count",

@@ -23,7 +23,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
-from memstream.sim import RunDir, measures, resume_run, start_run
+from memstream.sim import RunDir, RunFiles, measures, resume_run, start_run
 from memstream.sweep.spec import DEFAULT_MAX_RUNS, SweepSpec, check_size, config_of, run_name
 
 #: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
@@ -55,7 +55,7 @@ def run_one(out: str, spec_json: str, params: dict[str, Any], driver: tuple[str,
     config, whispers = config_of(spec, params)
     if not _finished(folder):
         _crash_once(folder)
-        if RunDir.is_run(folder):
+        if RunFiles(folder).is_run:
             result = resume_run(folder, progress=False)
         else:
             result = start_run(config, folder, progress=False, whispers=whispers)
@@ -63,7 +63,7 @@ def run_one(out: str, spec_json: str, params: dict[str, Any], driver: tuple[str,
             raise MemstreamError(f"the run {folder.name} stopped ({result.stopped}): "
                                  f"{result.metrics.get('endpoint_failing') or 'see its metrics.json'}")
     with RunDir.open(folder) as run:
-        metrics = run.metrics() or {}
+        metrics = run.records.metrics() or {}
     return {"run": folder.name, "params": params, "measures": measure(folder, spec),
             "metrics": {k: v for k, v in metrics.items()
                         if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")}}
@@ -97,12 +97,12 @@ def _crash_once(folder: Path) -> None:
 
 
 def _finished(folder: Path) -> bool:
-    if not RunDir.is_run(folder):
+    if not RunFiles(folder).is_run:
         return False
     with RunDir.open(folder) as run:
-        metrics = run.metrics()
+        metrics = run.records.metrics()
         finished = isinstance(metrics, dict) and metrics.get("stopped") == "finished"
-        return finished and run.latest_checkpoint() is not None
+        return finished and run.checkpoints.latest() is not None
 
 
 def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:

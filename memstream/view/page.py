@@ -120,7 +120,7 @@ def page_data(run: RunDir, fact: str | None = None) -> dict[str, Any]:
     objects: list[list[int]] = []
     conversations: list[list[int]] = []
     talking: dict[frozenset[str], int] = {}  # the open conversation of a pair
-    for e in run.events():
+    for e in run.records.events():
         t = round(datetime.fromisoformat(e["time"]).timestamp() - t0)
         where, action = e["location"], e["action"]
         if not e["agent"]:

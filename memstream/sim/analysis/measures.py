@@ -43,7 +43,7 @@ def places(run: RunDir, agent: str) -> dict[str, Any]:
     if agent not in run.agents:
         raise MemstreamError(f"unknown agent {agent!r} in {run.path}; one of: {', '.join(run.agents[:8])}"
                              + (", ..." if len(run.agents) > 8 else ""))
-    point = run.latest_checkpoint()
+    point = run.checkpoints.latest()
     if point is None:
         raise MemstreamError(f"{run.path} has no checkpoint yet; run it for a simulated hour first")
     state = next(s for s in point.state["agents"] if s["name"] == agent)
@@ -155,7 +155,7 @@ def presence(run: RunDir, place: str, start: datetime, end: datetime) -> dict[st
     """Agents at ``place`` at some moment in [start, end), with the time they were first seen there."""
     where: dict[str, tuple[str, str]] = {}  # agent -> (location, since) before the window
     present: dict[str, str] = {}
-    for e in run.events():
+    for e in run.records.events():
         if not e["agent"] or e["agent"] in present:
             continue
         at = datetime.fromisoformat(e["time"])

@@ -18,7 +18,7 @@ from memstream.models import ChatModel
 from memstream.sim.agents.whisper import Whisper
 from memstream.sim.run.config import FORK_CHANGES, RunConfig, RunResult
 from memstream.sim.run.population import resolve_town
-from memstream.sim.run.rundir import RunDir
+from memstream.sim.run.rundir import RunDir, check_new
 from memstream.sim.run.scenario import Scenario
 from memstream.sim.run.simulate import simulate
 
@@ -26,7 +26,7 @@ from memstream.sim.run.simulate import simulate
 def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None,
               whispers: list[Whisper] = ()) -> RunResult:
     """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
-    RunDir.check_new(out)
+    check_new(out)
     town = resolve_town(config)
     names = {r.name for r in town.residents}
     for w in whispers:
@@ -59,7 +59,7 @@ def resume_run(out: Path, *, hours: float | None = None, timeout: float | None =
 def _resume(run: RunDir, changes: dict[str, Any], progress: bool) -> RunResult:
     """Go on from the latest checkpoint of ``run`` (open writable), its settings changed by ``changes``,
     which are validated, and checked not to end the run before where it stands, before any is written."""
-    point = run.latest_checkpoint()
+    point = run.checkpoints.latest()
     if changes:
         try:
             config = RunConfig.model_validate({**run.config.model_dump(), **changes})
@@ -72,7 +72,7 @@ def _resume(run: RunDir, changes: dict[str, Any], progress: bool) -> RunResult:
                                  f"{(stands - config.start).total_seconds() / 3600:g}, or fork it from an earlier "
                                  "checkpoint to make it shorter")
         run.replace_config(config)
-    run.restore(point)
+    run.checkpoints.restore(point)
     return simulate(run, point, progress=progress)
 
 
@@ -86,10 +86,10 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
     unknown = set(changes) - set(FORK_CHANGES)
     if unknown:
         raise MemstreamError(f"a fork cannot change {', '.join(sorted(unknown))}; start a new run instead")
-    point = src.checkpoint_at(at) if at is not None else src.latest_checkpoint()
+    point = src.checkpoints.at(at) if at is not None else src.checkpoints.latest()
     if point is None:
         raise MemstreamError(f"{source} has no checkpoint to fork from yet; run it for a simulated hour first")
-    RunDir.check_new(out)
+    check_new(out)
     config = src.config
     hours = changes.pop("hours", None)
     total = config.hours if hours is None else (point.time - config.start).total_seconds() / 3600 + hours
@@ -105,4 +105,4 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
 def whisper(out: Path, agent: str, text: str, at: datetime | None = None) -> tuple[Whisper, int | None]:
     """Put ``text`` in ``agent``'s mind at ``at`` (default: where the run stands), for the run to carry;
     with the pid of the running run that will hear it, if one is running."""
-    return RunDir.open(out).add_whisper(agent, text, at)
+    return RunDir.open(out).mailbox.add(agent, text, at)

@@ -17,9 +17,10 @@ from tqdm import tqdm
 from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.engine import Simulation
+from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.run.metrics import model_calls, run_metrics
-from memstream.sim.run.rundir import Checkpoint, RunDir
+from memstream.sim.run.rundir import RunDir
 from memstream.sim.run.stop import Stop
 from memstream.trust import Checker, judge_name
 
@@ -41,11 +42,11 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     chat = run.call_cache(model)
     embedder = CachedEmbedder(make_embedder(config.embedder))
     stream = run.open_stream(embedder, config.weights)
-    events = run.event_log(state["events_lines"] if state else 0)
+    events = run.records.event_log(state["events_lines"] if state else 0)
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
-                     ablate=frozenset(config.ablate), whispers=run.new_whispers(now + step), seed=config.seed,
+                     ablate=frozenset(config.ablate), whispers=run.mailbox.new(now + step), seed=config.seed,
                      checker=run_checker(config, chat))
     wall_before, own_from = 0.0, 0
     if not state:
@@ -78,7 +79,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
         if stop.requested or int(s.last_tick) % 3600 == 0:
             _checkpoint(run, s, chat, wall_before + wall, own_from)
         if not stop.requested:
-            s.add_whispers(run.new_whispers(s.now() + step))
+            s.add_whispers(run.mailbox.new(s.now() + step))
         return stop.requested
 
     sim.on_tick = on_tick
@@ -100,7 +101,7 @@ def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: Ca
                own_from: int, stop: Stop) -> RunResult:
     """Stopped with a model call in flight: the step under way is abandoned (no checkpoint of half a
     step); the last checkpoint stands, and resuming from it replays the answers had from the call cache."""
-    point = run.latest_checkpoint()
+    point = run.checkpoints.latest()
     metrics = run_metrics(run.config, sim, chat, embedder, wall, stop.why, own_from)
     metrics["stopped_mid_step"] = {"abandoned_at": sim.now().isoformat(),
                                    "resumes_from": (point.time if point else run.config.start).isoformat()}
@@ -108,8 +109,9 @@ def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: Ca
 
 
 def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, metrics: dict) -> RunResult:
-    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])  # also where it stopped between checkpoints
-    run.write_metrics(metrics)
+    # also where it stopped between checkpoints
+    run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
+    run.records.write_metrics(metrics)
     sim.events.close()
     sim.stream.close()
     chat.close()
@@ -130,8 +132,8 @@ def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: flo
     way (the stream writes what it holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a
     fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
-    run.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
-    run.write_checkpoint(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
+    run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
+    run.checkpoints.write(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
                                                  "wall_s": wall_s, "own_steps_from": own_from},
                          sim.stream.backup)

@@ -1,0 +1,156 @@
+"""A run's checkpoints: written whole or not at all, found again, checked, and restored from.
+
+A checkpoint is a ``tNNN/`` folder (NNN: the simulated epoch second it was taken at) holding a copy of the
+stream and ``state.json`` (everything else the run needs to go on exactly); ``LATEST`` names the newest.
+Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork points.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memstream.errors import MemstreamError
+from memstream.sim.agents import Agent
+from memstream.sim.events import truncate
+from memstream.sim.run.config import RunConfig
+from memstream.sim.run.layout import LATEST, SIDECARS, STATE, STREAM, RunFiles, require_writer, write_atomic
+from memstream.timeutil import to_epoch
+
+#: What a checkpoint's state must hold to resume from.
+STATE_KEYS = {"time", "agents", "conversations", "objects", "versions", "agent_steps", "events_lines", "usage"}
+_POINT = re.compile(r"t\d+")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A whole checkpoint: the folder holding its stream copy, and the state it resumes from."""
+
+    folder: Path
+    state: dict[str, Any]
+    time: datetime
+
+
+class Checkpoints:
+    """The checkpoints of one run directory (changed only by its writer)."""
+
+    def __init__(self, files: RunFiles, config: RunConfig, *, writable: bool) -> None:
+        self.files, self.config, self.writable = files, config, writable
+        self.root = files.checkpoints
+
+    def latest(self) -> Checkpoint | None:
+        """The run's latest checkpoint, None if it has none; a damaged one is one clear error."""
+        latest = self.root / LATEST
+        if not latest.is_file():
+            return None
+        name = latest.read_text(encoding="utf-8", errors="replace").strip()
+        point = self.root / name
+        if not _POINT.fullmatch(name) or not point.is_dir():
+            raise MemstreamError(f"{latest} points to a checkpoint that is not there ({name[:40]!r}); "
+                                 f"{self._unresumable}")
+        return self._checked(point)
+
+    def times(self) -> list[datetime]:
+        """The simulated times the run has whole checkpoints for (its fork points), oldest first."""
+        if not self.root.is_dir():
+            return []
+        names = [p.name for p in self.root.iterdir() if p.is_dir() and _POINT.fullmatch(p.name)
+                 and (p / STATE).is_file()]
+        return sorted(datetime.fromtimestamp(int(n[1:]), self.config.start.tzinfo) for n in names)
+
+    def at(self, at: datetime) -> Checkpoint:
+        """The checkpoint taken at ``at``, or one line listing the fork points there are."""
+        times = self.times()
+        if at not in times:
+            kept = ", ".join(t.isoformat() for t in times) or "none"
+            raise MemstreamError(f"{self.files.root} has no checkpoint at {at.isoformat()} to fork from; its fork "
+                                 f"points: {kept}")
+        return self._checked(self.root / _point_name(to_epoch(at)))
+
+    def restore(self, point: Checkpoint | None) -> None:
+        """Put the stream and the event log back as they were at ``point`` (at the start if None)."""
+        require_writer(self.writable, self.files.root)
+        for suffix in ("", *SIDECARS):
+            (self.files.root / f"{STREAM}{suffix}").unlink(missing_ok=True)
+        if point is None:  # stopped before the first checkpoint: start again from the beginning
+            self.files.events.unlink(missing_ok=True)
+            return
+        shutil.copyfile(point.folder / STREAM, self.files.stream)
+        truncate(self.files.events, point.state["events_lines"])
+
+    def write(self, tick: float, state: Callable[[], dict[str, Any]], backup: Callable[[Path], None]) -> None:
+        """Snapshot the stream (``backup`` writes a copy to the path it is given) and ``state()`` at ``tick``.
+
+        The snapshot is written into a fresh folder that takes its name only when complete, and
+        LATEST moves to it after that, so a kill at any point leaves the previous checkpoint whole.
+        """
+        require_writer(self.writable, self.files.root)
+        root, name = self.root, _point_name(tick)
+        latest = root / LATEST
+        if latest.is_file() and latest.read_text().strip() == name:
+            return  # this step is checkpointed already
+        partial = root / f"{name}.partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir(parents=True)
+        snapshot = state()
+        backup(partial / STREAM)
+        (partial / STATE).write_text(json.dumps(snapshot))
+        shutil.rmtree(root / name, ignore_errors=True)
+        partial.rename(root / name)
+        write_atomic(latest, name)
+        for old in root.iterdir():
+            if old.is_dir() and old.name != name and not self._kept(old.name):
+                shutil.rmtree(old, ignore_errors=True)
+
+    def adopt(self, point: Checkpoint) -> None:
+        """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork."""
+        copy = self.root / point.folder.name
+        shutil.copytree(point.folder, copy)
+        _own_clock(copy / STATE)
+        write_atomic(self.root / LATEST, point.folder.name)
+
+    def _kept(self, name: str) -> bool:
+        """Whether a checkpoint stays besides the latest: one every ``keep_every`` hours from the start."""
+        start, every = int(self.config.start.timestamp()), self.config.keep_every * 3600
+        return _POINT.fullmatch(name) is not None and (int(name[1:]) - start) % every == 0
+
+    @property
+    def _unresumable(self) -> str:
+        return f"start it again with memstream run --out NEW (the run in {self.files.root} cannot be resumed)"
+
+    def _checked(self, point: Path) -> Checkpoint:
+        try:
+            state = json.loads((point / STATE).read_text(encoding="utf-8"))
+            missing = STATE_KEYS - set(state)
+            if missing:
+                raise ValueError(f"no {', '.join(sorted(missing))}")
+            agents = state["agents"] if isinstance(state["agents"], list) else [None]
+            problem = next((p for a in agents if (p := Agent.state_problem(a))), None)
+            if problem:
+                raise ValueError(problem)
+            with closing(sqlite3.connect(f"file:{point / STREAM}?mode=ro", uri=True)) as db:
+                if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                    raise ValueError("its stream copy fails SQLite's check")
+        except (OSError, ValueError, sqlite3.DatabaseError) as e:
+            raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None
+        return Checkpoint(point, state, datetime.fromtimestamp(state["time"], self.config.start.tzinfo))
+
+
+def _point_name(tick: float) -> str:
+    return f"t{int(tick)}"
+
+
+def _own_clock(state_file: Path) -> None:
+    """A fork's copy of its source's checkpoint, its wall time set to zero: the fork's metrics count the
+    time the fork took, not the source's (which did the shared past), and the steps it took from there."""
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    state.update(wall_s=0.0, own_steps_from=state["agent_steps"])
+    write_atomic(state_file, json.dumps(state))

@@ -257,7 +257,7 @@ class ChatModel(ABC):
             if len(error.partial) != len(calls):
                 raise
             self._tally(calls, error.partial, start)
-            error.texts = [c.text if isinstance(c, Completion) else None for c in error.partial]  # type: ignore[attr-defined]
+            error.texts = [c.text if isinstance(c, Completion) else None for c in error.partial]
             raise
         self._tally(calls, completions, start)
         return [c.text for c in completions if isinstance(c, Completion)]

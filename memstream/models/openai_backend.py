@@ -18,6 +18,7 @@ import re
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import Any, TypeVar
 
 import numpy as np
@@ -461,7 +462,7 @@ class OpenAIEmbedder(Embedder):
         for start in range(0, len(texts), self.batch_size):
             chunk = texts[start : start + self.batch_size]
             response = with_attempts(
-                lambda chunk=chunk: self._client.embeddings.create(model=self.model, input=chunk),
+                partial(self._client.embeddings.create, model=self.model, input=chunk),
                 attempts=self.attempts, backoff_s=self.backoff_s, what=f"{self.name} (embedding)",
             )
             rows.extend(vectors_of(response, len(chunk), self.name))

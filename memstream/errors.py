@@ -53,7 +53,7 @@ class CallsFailedError(MemstreamError):
         self.texts: list[str | None] | None = None
 
 
-class CallInterrupted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt, not a failure
+class CallInterrupted(BaseException):  # a stop, like KeyboardInterrupt, not a failure
     """Ctrl-C or SIGTERM arrived while a model call was in flight: the call is abandoned at once.
 
     A ``BaseException`` (as ``KeyboardInterrupt``), so no ``except Exception`` on the way up turns

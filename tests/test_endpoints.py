@@ -164,7 +164,7 @@ BODY = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def server():  # noqa: ANN201
+def server():
     with ScriptedServer([]) as s:
         yield s
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,7 +76,7 @@ class Dataset:
         return sum(len(h.questions) for h in self.haystacks)
 
 
-def _read(path: str | Path, what: str, check) -> list[dict[str, Any]]:  # noqa: ANN001
+def _read(path: str | Path, what: str, check: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
     path = Path(path)
     data = read_json(path, "file")
     if not isinstance(data, list) or not data or not all(isinstance(x, dict) and check(x) for x in data):

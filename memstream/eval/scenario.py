@@ -43,6 +43,8 @@ ID = r"^[A-Za-z0-9][A-Za-z0-9._/-]*$"
 Owner = Annotated[str, AfterValidator(normalise_owner)]
 #: A time a field requires, or one it may leave out: :func:`_aware` gives back what it was given.
 MaybeTime = TypeVar("MaybeTime", bound=datetime | None)
+#: What a scenario file holds: a scenario or an interleaving of them.
+Parsed = TypeVar("Parsed", bound=BaseModel)
 
 
 class _Strict(BaseModel):
@@ -210,7 +212,7 @@ def bundled_scenarios() -> list[Path]:
     return sorted(BUNDLED.glob("*.yaml"), key=lambda p: (p.stem == "interleaved", p.stem))
 
 
-def _validated(path: Path, model: type[Scenario] | type[Interleave], data: Any) -> Any:  # noqa: ANN401
+def _validated(path: Path, model: type[Parsed], data: Any) -> Parsed:
     try:
         return model.model_validate(data)
     except ValidationError as e:

@@ -49,7 +49,7 @@ class CachedChatModel(ChatModel):
         self._db.execute(_SCHEMA)
 
     @property
-    def failing(self) -> str | None:  # type: ignore[override]
+    def failing(self) -> str | None:
         """The wrapped model's: a cache answers nothing it was not given."""
         return self.inner.failing
 

@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,16 +18,20 @@ demo: $(STAMP)
 	rm -rf runs/demo
 	$(BIN)/memstream run --hours 3 --out runs/demo
 
-test: $(STAMP)
-	$(BIN)/ruff check memstream tests benchmarks notebooks
+# The lint and the type check first, then every test.
+test: lint
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: typecheck
 	$(BIN)/ruff check memstream tests benchmarks notebooks
+
+# mypy on the package, as [tool.mypy] in pyproject.toml configures it.
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/retrieval.py --n 1000,10000,100000
 	$(BIN)/python benchmarks/simulation.py --agents 25,200,1000 --hours 1
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .mypy_cache

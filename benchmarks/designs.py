@@ -39,7 +39,7 @@ from memstream.models.request import Request
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 
 
-def floor_ms(embedder, vectors: np.ndarray, questions: list[str], k: int = 50) -> float:  # noqa: ANN001
+def floor_ms(embedder, vectors: np.ndarray, questions: list[str], k: int = 50) -> float:
     """Median ms to embed a question and rank the owner's vectors by cosine (argpartition of the top k)."""
     times = []
     for q in questions:
@@ -103,7 +103,7 @@ def forget(embedder: CachedEmbedder, texts: list[str]) -> None:
         embedder._vectors.pop(text, None)
 
 
-def _batch(requests):  # noqa: ANN001, ANN202
+def _batch(requests):
     return (yield requests)
 
 

@@ -74,7 +74,7 @@ class OfflineRulesServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 purpose = self.headers.get("X-Memstream-Purpose", "other")
                 with outer._lock:

@@ -38,7 +38,7 @@ class Requests(ChatModel):
         self.name = self.inner.name
         self.sent: list[tuple[str, str]] = []
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:

@@ -32,7 +32,7 @@ from memstream.models.base import Completion
 from memstream.trust import GATE_PURPOSE
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from real_model import Recorder, Replayed  # noqa: E402 - the recorder the other recordings use
+from real_model import Recorder, Replayed  # the recorder the other recordings use
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 OWNER = "maya"
@@ -80,15 +80,15 @@ class Given(ChatModel):
         super().__init__()
         self.inner, self.name, self.answers = inner, inner.name, answers
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
-    def _generate_many(self, calls, params) -> list[Completion]:  # noqa: ANN001
+    def _generate_many(self, calls, params) -> list[Completion]:
         asked = [c for c in calls if c[0] not in self.answers]
         answered = iter(self.inner._generate_many(asked, params) if asked else [])
         return [self._given(p, m, params) if p in self.answers else next(answered) for p, m in calls]
 
-    def _given(self, purpose: str, messages: list, params: dict) -> Completion:  # noqa: ANN001
+    def _given(self, purpose: str, messages: list, params: dict) -> Completion:
         answer = self.answers[purpose]
         return Completion(answer) if isinstance(answer, str) else answer._generate(messages, purpose, params)
 

@@ -89,7 +89,7 @@ class Recorder(ChatModel):
         self.calls: list[dict[str, Any]] = []
         self.live = live  # every call is also appended here as it happens (to watch a long recording)
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
     def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
@@ -121,7 +121,7 @@ class Replayed(ChatModel):
             c = json.loads(line)
             self.answers[json.dumps([c["purpose"], c["messages"]])].append((c["answer"], c["seconds"]))
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         queue = self.answers.get(json.dumps([purpose, messages]))
         if not queue:
             raise AssertionError(f"a {purpose} call is not in the recording")
@@ -139,7 +139,7 @@ class Reused(ChatModel):
         self.recording, self.live, self.name = recording, live, live.name
         self.reused = self.asked = 0
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         if self.recording.answers.get(json.dumps([purpose, messages])):
             self.reused += 1
             return self.recording._generate(messages, purpose, params)

@@ -69,7 +69,7 @@ def build(vectors: np.ndarray, hours: np.ndarray, importance: np.ndarray, index:
 
 
 def naive_retrieve(memories: list[dict], q: list[float], now_h: float, w: Weights, k: int,
-                   dot=None) -> list[int]:  # noqa: ANN001
+                   dot=None) -> list[int]:
     """The reference implementation's shape: a Python loop and dicts over every memory.
 
     With ``dot=None`` the cosine is pure Python too; pass ``np.dot`` for the
@@ -95,11 +95,11 @@ def naive_retrieve(memories: list[dict], q: list[float], now_h: float, w: Weight
     return sorted(total, key=lambda i: (-total[i], -i))[:k]
 
 
-def timed(fn, repeats: int) -> float:  # noqa: ANN001
+def timed(fn, repeats: int) -> float:
     return timed_pair(fn, None, repeats)[0]
 
 
-def timed_pair(fa, fb, repeats: int) -> tuple[float, float]:  # noqa: ANN001
+def timed_pair(fa, fb, repeats: int) -> tuple[float, float]:
     """Median milliseconds of ``fa`` and ``fb``, run alternately so machine drift hits both alike."""
     fa()
     if fb:

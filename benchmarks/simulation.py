@@ -37,7 +37,7 @@ from memstream.models.openai_backend import OpenAIChat
 from memstream.sim import RunConfig, start_run
 
 sys.path.insert(0, str(Path(__file__).parent))
-from endpoint import LatencyChat, OfflineRulesServer  # noqa: E402
+from endpoint import LatencyChat, OfflineRulesServer
 
 
 def main() -> None:

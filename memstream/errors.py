@@ -29,27 +29,31 @@ class EndpointFailingError(MemstreamError):
 
     Raised instead of sending more requests to an endpoint that is down, so a run stops within a
     bound instead of stalling on timeouts. ``partial`` holds what a batch did get before it opened
-    (a :class:`~memstream.models.base.Completion` or a :class:`~memstream.models.base.Failure` per call).
+    (a :class:`~memstream.models.base.Completion` or a :class:`~memstream.models.base.Failure` per call);
+    ``texts`` the answers' texts (None for a call that failed), once the chat model has counted them.
     """
 
     def __init__(self, message: str, partial: list | None = None) -> None:
         super().__init__(message)
         self.partial = partial or []
+        self.texts: list[str | None] | None = None
 
 
 class CallsFailedError(MemstreamError):
     """Some calls of a batch failed for good (after their attempts); the others were answered.
 
     ``partial`` holds a Completion or a Failure per call, in order, so the answers had are kept
-    (and cached) and each failed call is asked no more than its attempts.
+    (and cached) and each failed call is asked no more than its attempts; ``texts`` their texts
+    (None for a call that failed), once the chat model has counted them.
     """
 
     def __init__(self, message: str, partial: list) -> None:
         super().__init__(message)
         self.partial = partial
+        self.texts: list[str | None] | None = None
 
 
-class CallInterrupted(BaseException):  # noqa: N818 - a stop, like KeyboardInterrupt, not a failure
+class CallInterrupted(BaseException):  # a stop, like KeyboardInterrupt, not a failure
     """Ctrl-C or SIGTERM arrived while a model call was in flight: the call is abandoned at once.
 
     A ``BaseException`` (as ``KeyboardInterrupt``), so no ``except Exception`` on the way up turns

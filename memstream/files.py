@@ -45,7 +45,7 @@ def read_data(path: str | Path, what: str = "file") -> Any:
         return load_yaml(text)
     except DuplicateKeyError as e:
         raise MemstreamError(f"{path}: {e}; keep one of them") from None
-    except Exception as e:  # noqa: BLE001 - yaml's errors have several types
+    except Exception as e:  # yaml's errors have several types
         raise MemstreamError(f"{path} is not valid YAML: {str(e).splitlines()[0]}") from None
 
 
@@ -78,7 +78,7 @@ def load_yaml(text: str) -> Any:
         return loader.construct_mapping(node, deep=deep)
 
     Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
-    return yaml.load(text, Loader=Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=Loader)  # a SafeLoader subclass
 
 
 def _no_bool(value: Any) -> Any:

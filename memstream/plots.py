@@ -14,6 +14,7 @@ from typing import Any
 
 import matplotlib
 import numpy as np
+from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from memstream.errors import MemstreamError
@@ -22,6 +23,14 @@ from memstream.stream import REFLECTION, MemoryStream, Weights
 matplotlib.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
 COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868", "time": "#8172B3"}
 KIND_COLOURS = {"observation": "#4C72B0", "reflection": "#C44E52", "plan": "#8172B3", "dialogue": "#55A868"}
+
+
+def _design_colours() -> Any:
+    """The ten colours of matplotlib's tab10, one per design in order (a listed colormap; the registry
+    types every colormap as the general kind, which has no list of colours)."""
+    tab10 = matplotlib.colormaps["tab10"]
+    assert isinstance(tab10, ListedColormap)
+    return tab10.colors
 
 
 def check_output(path: str | Path) -> Path:
@@ -254,7 +263,7 @@ def designs(rows: list[dict[str, Any]], *, measure: str = "evidence_verbatim") -
     fig = Figure(figsize=(4.2 * cols, 3.4 * ((len(panels) + cols - 1) // cols)), layout="constrained")
     axes = fig.subplots((len(panels) + cols - 1) // cols, cols, squeeze=False).ravel()
     names = list(dict.fromkeys(r["design"] for r in rows))
-    colours = dict(zip(names, matplotlib.colormaps["tab10"].colors, strict=False))
+    colours = dict(zip(names, _design_colours(), strict=False))
     for ax, panel in zip(axes, panels, strict=False):
         points = []
         for name in names:
@@ -289,7 +298,7 @@ def scenarios(rows: list[dict[str, Any]]) -> Figure:
     fig = Figure(figsize=(5.6 * cols, 3.4 * grid), layout="constrained")
     axes = fig.subplots(grid, cols, squeeze=False).ravel()
     designs_ = list(dict.fromkeys(r["design"] for r in rows))
-    colours = dict(zip(designs_, matplotlib.colormaps["tab10"].colors, strict=False))
+    colours = dict(zip(designs_, _design_colours(), strict=False))
     for ax, name in zip(axes, names, strict=False):
         mine = [r for r in rows if r["scenario"] == name]
         turns = mine[0]["per_turn"]

@@ -30,7 +30,7 @@ class ScriptedServer:
             def log_message(self, *args: object) -> None:
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 stall, headers = 0.0, {}
                 with outer.lock:

@@ -33,7 +33,7 @@ START = datetime(2023, 2, 13, 6, tzinfo=TZ)
 HOST, GUEST = "Isabella Rodriguez", "Maria Lopez"
 
 
-def pair_run(fact: str, hours: float, chat=None) -> tuple[Simulation, MemoryStream]:  # noqa: ANN001
+def pair_run(fact: str, hours: float, chat=None) -> tuple[Simulation, MemoryStream]:
     """The host and a friend who keeps the host's hours (so they meet), the host knowing ``fact``."""
     town = load_town(default_town_path())
     host, guest = (next(r for r in town.residents if r.name == n) for n in (HOST, GUEST))

@@ -42,7 +42,7 @@ def turns(n: int, session: str = "S1", start: int = 0) -> list[Entry]:
                   at=T0 + timedelta(minutes=i), source=speakers[i % 2], session=session) for i in range(start, start + n)]
 
 
-def build(name: str, **config) -> MemoryDesign:  # noqa: ANN003
+def build(name: str, **config) -> MemoryDesign:
     return make_design(name, embedder=HashEmbedder(64), **config)
 
 

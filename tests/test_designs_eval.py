@@ -65,7 +65,7 @@ def test_a_context_over_the_window_is_cut_and_counted_never_sent(tmp_path: Path)
     sent: list[int] = []
 
     class Measuring(OfflineChatModel):
-        def _generate(self, messages, purpose, params):  # noqa: ANN001, ANN202
+        def _generate(self, messages, purpose, params):
             if purpose == "eval-answer":
                 sent.append(sum(len(m["content"].split()) for m in messages))
             return super()._generate(messages, purpose, params)
@@ -81,7 +81,7 @@ def test_a_context_over_the_window_is_cut_and_counted_never_sent(tmp_path: Path)
 class Failing(ChatModel):
     name = "failing"
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         raise MemstreamError("connection refused")
 
 
@@ -189,7 +189,7 @@ def test_the_pareto_front_holds_only_points_nothing_beats(points: list[tuple[flo
     assert all(a[0] < b[0] and a[1] < b[1] for a, b in zip(front, front[1:], strict=False))
 
 
-def _now():  # noqa: ANN202
+def _now():
     from datetime import UTC, datetime
 
     return datetime(2023, 6, 1, tzinfo=UTC)

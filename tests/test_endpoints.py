@@ -47,7 +47,7 @@ def test_a_partial_batch_keeps_its_answers() -> None:
         chat = _chat(server, concurrency=1, attempts=2)
         with pytest.raises(CallsFailedError) as failed:
             chat.complete_many([("t", ASK), ("t", [{"role": "user", "content": "again"}])])
-        assert sorted(map(str, failed.value.texts)) == ["None", "yes"]  # type: ignore[attr-defined]  # sent in prompt order
+        assert sorted(map(str, failed.value.texts)) == ["None", "yes"]  # sent in prompt order
         assert chat.usage.by_purpose["t"].received == 1 and chat.usage.by_purpose["t"].requests == 2
 
 
@@ -164,7 +164,7 @@ BODY = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def server():  # noqa: ANN201
+def server():
     with ScriptedServer([]) as s:
         yield s
 

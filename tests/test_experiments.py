@@ -95,7 +95,7 @@ def test_bad_measure_input_is_one_line_and_writes_nothing(run_dir: Path, tmp_pat
 
 # -- whisper, fork, scenarios, ablations, interviews -------------------------------------------------
 
-def small_run(out: Path, **kw) -> Path:  # noqa: ANN003
+def small_run(out: Path, **kw) -> Path:
     start_run(RunConfig(**({"agents": 4, "start": START, "hours": 1, "embedder": "hash", "keep_every": 1} | kw)),
               out, progress=False)
     return out

@@ -17,7 +17,7 @@ HASH = ["--embedder", "hash:64"]
 AT = "2026-05-01T09:00:00+00:00"
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:  # noqa: ANN001
+def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
@@ -28,7 +28,7 @@ def dump(db: str) -> list[str]:
         return list(c.iterdump())
 
 
-def test_add_update_history_as_of_forget_delete_check(capsys, tmp_path: Path) -> None:  # noqa: ANN001
+def test_add_update_history_as_of_forget_delete_check(capsys, tmp_path: Path) -> None:
     db = str(tmp_path / "f.db")
     code, out, _ = run(capsys, "facts", "add", db, "--agent", "ann", "--text", "My project deadline is Thursday the "
                        "14th.", "--at", AT, *HASH, "--json")
@@ -54,7 +54,7 @@ def test_add_update_history_as_of_forget_delete_check(capsys, tmp_path: Path) ->
     assert run(capsys, "facts", "check", db)[1].endswith(": ok\n")
 
 
-def test_an_expiring_fact_and_the_sweeper(capsys, tmp_path: Path) -> None:  # noqa: ANN001
+def test_an_expiring_fact_and_the_sweeper(capsys, tmp_path: Path) -> None:
     db = str(tmp_path / "f.db")
     run(capsys, "facts", "add", db, "--agent", "ann", "--text", "Ann is in Oslo", "--as-is", "--expires",
         "2026-05-05T00:00:00+00:00", "--at", AT, *HASH)
@@ -79,7 +79,7 @@ def test_an_expiring_fact_and_the_sweeper(capsys, tmp_path: Path) -> None:  # no
     (["add", "{db}", "--agent", "ann", "--text", "x", "--as-is", "--embedder", "hash:32"], "hash-64 embedder"),
     (["as-of", "{other}", "--agent", "ann", "2026-05-06T00:00:00+00:00"], "no facts file"),
 ])
-def test_mistakes_are_one_line_exit_2_and_change_nothing(capsys, tmp_path: Path, argv: list[str],  # noqa: ANN001
+def test_mistakes_are_one_line_exit_2_and_change_nothing(capsys, tmp_path: Path, argv: list[str],
                                                          problem: str) -> None:
     db = str(tmp_path / "f.db")
     run(capsys, "facts", "add", db, "--agent", "ann", "--text", "Ann likes tea", "--as-is", "--at", AT, *HASH)
@@ -94,7 +94,7 @@ def test_mistakes_are_one_line_exit_2_and_change_nothing(capsys, tmp_path: Path,
 
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=60))
-def test_any_text_is_stored_or_refused_in_one_line(capsys, tmp_path_factory, text: str) -> None:  # noqa: ANN001
+def test_any_text_is_stored_or_refused_in_one_line(capsys, tmp_path_factory, text: str) -> None:
     db = str(tmp_path_factory.mktemp("f") / "f.db")
     code, out, err = run(capsys, "facts", "add", db, "--agent", "ann", "--text", text, "--as-is", "--at", AT, *HASH)
     if code == 0:

@@ -20,11 +20,11 @@ from tests.scripted import ScriptedChat
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 
-def design(**config) -> FactsDesign:  # noqa: ANN003
+def design(**config) -> FactsDesign:
     return make_design("facts", embedder=HashEmbedder(64), **config)
 
 
-def said(text: str, days: float, session: str = "s1"):  # noqa: ANN201
+def said(text: str, days: float, session: str = "s1"):
     return entry(text=text, at=T0 + timedelta(days=days), session=session)
 
 

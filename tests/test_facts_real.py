@@ -32,7 +32,7 @@ class Unreachable(ChatModel):
         raise AssertionError(f"{purpose} was not recorded; record again with benchmarks/facts_real.py")
 
 
-def _benchmark():  # noqa: ANN202 - the script as a module
+def _benchmark():  # the script as a module
     spec = importlib.util.spec_from_file_location("facts_real", ROOT / "benchmarks" / "facts_real.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -52,7 +52,7 @@ def add(s: FactStore, owner: str, key: str, text: str, when: datetime, *, action
     return apply(s, owner, Source(key, text, when), [Change(action, NewFact(text, **fields), target)])[0].fact_id
 
 
-def texts(hits) -> list[str]:  # noqa: ANN001
+def texts(hits) -> list[str]:
     return [h.fact.text for h in hits]
 
 

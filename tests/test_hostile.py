@@ -99,7 +99,7 @@ def workspace(root: Path) -> dict[str, Path]:
     return files
 
 
-def _t(text: str):  # noqa: ANN202
+def _t(text: str):
     from datetime import datetime
 
     return datetime.fromisoformat(text)

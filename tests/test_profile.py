@@ -39,7 +39,7 @@ T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def said(text: str, i: int = 0, source: str = "user", kind: str = "turn"):  # noqa: ANN201 - an Entry
+def said(text: str, i: int = 0, source: str = "user", kind: str = "turn"):  # an Entry
     return entry(text=text, at=T0 + timedelta(minutes=i), source=source, kind=kind)
 
 

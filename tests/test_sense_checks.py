@@ -182,7 +182,7 @@ def test_a_place_naming_no_known_place_or_several_is_refused_naming_the_known(sa
 
 @given(st.sampled_from(KNOWN), st.sampled_from([str.lower, str.upper, str.title, lambda s: f"  {s} "]))
 @SETTINGS
-def test_a_known_name_however_written_is_itself(name: str, write) -> None:  # noqa: ANN001 - a str method
+def test_a_known_name_however_written_is_itself(name: str, write) -> None:  # a str method
     assert PLACES.resolve(write(name)) == name
 
 

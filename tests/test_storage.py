@@ -125,7 +125,7 @@ def damage(source: Path, target: Path, column: str, value: object) -> None:
         db.commit()
 
 
-def _run_reads(db: Path, capsys, caplog, plot: bool = True) -> list[tuple[list[str], int, str, str]]:  # noqa: ANN001
+def _run_reads(db: Path, capsys, caplog, plot: bool = True) -> list[tuple[list[str], int, str, str]]:
     """Each read command on ``db``: its argv, exit code, output, and errors with the warnings logged."""
     results = []
     reads = READS[:-1] + [["recall", "{db}", "--agent", "ann", "--query", "party", "--no-touch", "--json"]]

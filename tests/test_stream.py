@@ -365,7 +365,7 @@ def test_a_reader_sees_one_moment_of_a_file_another_process_is_writing(tmp_path)
     reader = MemoryStream(path, HashEmbedder(64), readonly=True)
     accesses_after = reader.store.accesses_after
 
-    def racing(rowid: int):  # noqa: ANN202
+    def racing(rowid: int):
         m = writer.add("alice", "two", at=T0, importance=3)
         writer.record_access("alice", [m.id], hours(1))
         return accesses_after(rowid)

@@ -28,7 +28,7 @@ class Unreachable(ChatModel):
         super().__init__()
         self.name = name
 
-    def _generate(self, messages, purpose, params) -> Completion:  # noqa: ANN001
+    def _generate(self, messages, purpose, params) -> Completion:
         raise AssertionError("a gate call that was not recorded")
 
 

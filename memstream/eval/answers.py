@@ -20,7 +20,7 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +33,16 @@ from memstream.eval import prompts
 from memstream.eval.conversation import sessions
 from memstream.eval.datasets import Dataset, Haystack, Question
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
-from memstream.models import ChatModel, Embedder, Request, answer_tokens, count_tokens, parse_yes_no, run_direct
+from memstream.models import (
+    ChatModel,
+    Embedder,
+    Request,
+    Stage,
+    answer_tokens,
+    count_tokens,
+    parse_yes_no,
+    run_direct,
+)
 from memstream.trust import GATE_OFF, Checker
 
 #: The budget label of the full-context baseline: everything the answer model's window holds.
@@ -219,7 +228,8 @@ def _answer(asked: list[Asked], models: Models) -> None:
         a.correct = bool(verdict)
 
 
-def _ask(requests: list[Request]):  # noqa: ANN202 - a stage of one batch
+def _ask(requests: list[Request]) -> Stage[list[Any]]:
+    """A stage of one batch: ``requests`` asked together, their parsed answers returned."""
     return (yield requests)
 
 
@@ -278,7 +288,7 @@ def _tiers(asked: list[Asked]) -> dict[str, float]:
     return {tier: round(t / max(len(asked), 1), 1) for tier, t in sorted(totals.items())}
 
 
-def _mean(values) -> float:  # noqa: ANN001
+def _mean(values: Iterable[float]) -> float:
     values = list(values)
     return round(statistics.fmean(values), 4) if values else 0.0
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -75,7 +76,7 @@ class Dataset:
         return sum(len(h.questions) for h in self.haystacks)
 
 
-def _read(path: str | Path, what: str, check) -> list[dict[str, Any]]:  # noqa: ANN001
+def _read(path: str | Path, what: str, check: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
     path = Path(path)
     data = read_json(path, "file")
     if not isinstance(data, list) or not data or not all(isinstance(x, dict) and check(x) for x in data):
@@ -181,7 +182,8 @@ def load_longmemeval(path: str | Path, *, granularity: Literal["session", "round
         if abstains and not abstention:
             out.skipped["abstention questions (no evidence)"] += 1
             continue
-        memories, evidence = [], set()
+        memories: list[EvalMemory] = []
+        evidence: set[int] = set()
         answers = set(item.get("answer_session_ids") or [])
         for sid, date, session in zip(item["haystack_session_ids"], item["haystack_dates"],
                                       item["haystack_sessions"], strict=False):

@@ -29,7 +29,7 @@ from memstream.designs import MemoryDesign, entry, make_design
 from memstream.eval import prompts
 from memstream.eval.answers import parse_answer
 from memstream.eval.attackset import FAMILIES, AttackText
-from memstream.models import ChatModel, Embedder, Request, run_direct
+from memstream.models import ChatModel, Embedder, Request, Stage, run_direct
 from memstream.trust import Checker
 
 #: When the conversation starts (any fixed time: the texts carry none).
@@ -121,7 +121,8 @@ def _answer(traced: list[Traced], answer: ChatModel) -> None:
         t.answer = said
 
 
-def _ask(requests: list[Request]):  # noqa: ANN202 - a stage of one batch
+def _ask(requests: list[Request]) -> Stage[list[Any]]:
+    """A stage of one batch: ``requests`` asked together, their parsed answers returned."""
     return (yield requests)
 
 

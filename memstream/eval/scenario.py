@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -41,6 +41,10 @@ BUNDLED = Path(__file__).resolve().parent / "scenarios"
 ID = r"^[A-Za-z0-9][A-Za-z0-9._/-]*$"
 #: Whose memory a scenario is written into (checked as the designs will store it).
 Owner = Annotated[str, AfterValidator(normalise_owner)]
+#: A time a field requires, or one it may leave out: :func:`_aware` gives back what it was given.
+MaybeTime = TypeVar("MaybeTime", bound=datetime | None)
+#: What a scenario file holds: a scenario or an interleaving of them.
+Parsed = TypeVar("Parsed", bound=BaseModel)
 
 
 class _Strict(BaseModel):
@@ -173,7 +177,7 @@ class Interleave(_Strict):
     questions: dict[str, list[Question]] = Field(default_factory=dict)
 
 
-def _aware(value: datetime | None) -> datetime | None:
+def _aware(value: MaybeTime) -> MaybeTime:
     if value is not None and (value.tzinfo is None or value.utcoffset() is None):
         raise ValueError("a time has no time zone; add one, e.g. +00:00")
     return value
@@ -208,7 +212,7 @@ def bundled_scenarios() -> list[Path]:
     return sorted(BUNDLED.glob("*.yaml"), key=lambda p: (p.stem == "interleaved", p.stem))
 
 
-def _validated(path: Path, model: type[Scenario] | type[Interleave], data: Any) -> Any:  # noqa: ANN401
+def _validated(path: Path, model: type[Parsed], data: Any) -> Parsed:
     try:
         return model.model_validate(data)
     except ValidationError as e:

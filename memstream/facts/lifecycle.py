@@ -19,6 +19,7 @@ which removes bytes, in ``erase``.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -111,7 +112,7 @@ def touch(store: FactStore, ids: Sequence[int]) -> None:
         db.executemany("UPDATE facts SET recalls = recalls + 1 WHERE id=?", [(int(i),) for i in ids])
 
 
-def _mine(db, tenant: str, owner: str, ids: Sequence[int]) -> list[int]:  # noqa: ANN001 - a connection
+def _mine(db: sqlite3.Connection, tenant: str, owner: str, ids: Sequence[int]) -> list[int]:
     ids = sorted({int(i) for i in ids})
     if not ids:
         raise MemstreamError("name at least one fact id")
@@ -126,7 +127,7 @@ def _mine(db, tenant: str, owner: str, ids: Sequence[int]) -> list[int]:  # noqa
     return ids
 
 
-def audit(db, at_s: float, tenant: str, owner: str, action: str, detail: dict) -> None:  # noqa: ANN001
+def audit(db: sqlite3.Connection, at_s: float, tenant: str, owner: str, action: str, detail: dict) -> None:
     """An audit record: what was done to whose facts, by id and count (never the text it removed)."""
     db.execute("INSERT INTO audit(at_s, tenant, owner, action, detail) VALUES (?,?,?,?,?)",
                (at_s, tenant, owner, action, json.dumps(detail, sort_keys=True)))

@@ -63,7 +63,7 @@ def recall(store: FactStore, owner: str, query: str, at: datetime, *, k: int = 2
             return []
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         sims = _similarity(store, tenant, owner, ids, q)
-        lists = [_dense(ids, sims, p.candidates)] if q is not None else []
+        lists = [_dense(ids, sims, p.candidates)] if sims is not None else []
         lists.append(_lexical(db, scope, query, p.candidates))
         fused = _fuse(lists)
         if not fused:  # no words to search by: the newest

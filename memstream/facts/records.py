@@ -144,7 +144,12 @@ FACT_COLUMNS = ("id, tenant, owner, text, kind, salience, confidence, event_at, 
                 "expires_s, deleted_s, deleted_why, is_latest, recalls")
 
 
-def fact_of(row: tuple, sources: tuple[int, ...] = (), entities: tuple[str, ...] = ()) -> Fact:
+#: A row of ``FACT_COLUMNS``, as SQLite returns it (``is_latest`` a 0 or 1).
+FactRow = tuple[int, str, str, str, str, float, float, str | None, float, float, float | None, float | None,
+                float | None, str | None, int, int]
+
+
+def fact_of(row: FactRow, sources: tuple[int, ...] = (), entities: tuple[str, ...] = ()) -> Fact:
     return Fact(*row[:14], bool(row[14]), int(row[15]), sources, entities)
 
 

@@ -102,7 +102,8 @@ def _insert(db: sqlite3.Connection, tenant: str, owner: str, fact: NewFact, key:
         (tenant, owner, fact.text, fact.kind, float(fact.salience), float(fact.confidence), fact.event_at, key,
          at_s, epoch(fact.valid_from) or at_s, epoch(fact.expires_at),
          np.ascontiguousarray(vector, dtype=np.float32).tobytes()))
-    fid = int(cur.lastrowid)
+    fid = cur.lastrowid
+    assert fid is not None  # an INSERT always sets it; sqlite3 types it optional for other statements
     db.executemany("INSERT OR IGNORE INTO entities VALUES (?,?)", [(fid, name) for name in fact.entities])
     return fid
 

@@ -221,14 +221,17 @@ class ChatModel(ABC):
     #: The sampling seed a run gives its model (its ``--seed``), or None: an endpoint is sent it where it takes one
     #: (a sample at temperature 0 does not depend on it); the offline stand-in breaks ties among equals with it.
     seed: int | None = None
-    #: Why the model stopped asking its endpoint (its circuit breaker opened), or None while it asks.
-    failing: str | None = None
 
     def __init__(self) -> None:
         self.usage = Usage()
         #: Called with (index in the batch, completion) as each answer arrives, by back-ends that
         #: answer a batch piece by piece; a call cache sets it to keep each answer at once.
         self.on_answer: Callable[[int, Completion], None] | None = None
+
+    @property
+    def failing(self) -> str | None:
+        """Why the model stopped asking its endpoint (its circuit breaker opened), or None while it asks."""
+        return None
 
     @abstractmethod
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
@@ -257,7 +260,7 @@ class ChatModel(ABC):
             if len(error.partial) != len(calls):
                 raise
             self._tally(calls, error.partial, start)
-            error.texts = [c.text if isinstance(c, Completion) else None for c in error.partial]  # type: ignore[attr-defined]
+            error.texts = [c.text if isinstance(c, Completion) else None for c in error.partial]
             raise
         self._tally(calls, completions, start)
         return [c.text for c in completions if isinstance(c, Completion)]

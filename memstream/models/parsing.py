@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, BeforeValidator, ValidationError
@@ -116,6 +117,7 @@ def items_of(text: str, model: type[Schema]) -> list[Schema]:
     found: list[Schema] = []
 
     def walk(value: Any) -> None:
+        values: Iterable[Any]
         if isinstance(value, dict):
             try:
                 found.append(model.model_validate(value))

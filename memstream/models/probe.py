@@ -116,7 +116,7 @@ def probe(ask: Callable[[str], tuple[str, float]], refused: Callable[[Exception]
                     continue
                 try:
                     text, seconds = ask(mode)
-                except Exception as error:  # noqa: BLE001 - a refusal is a finding; anything else ends the probe
+                except Exception as error:  # a refusal is a finding; anything else ends the probe
                     if not refused(error) or mode == "plain":
                         raise
                     trials[mode] = FormTrial(accepted=False, error=str(error)[:120])
@@ -126,7 +126,7 @@ def probe(ask: Callable[[str], tuple[str, float]], refused: Callable[[Exception]
                     accepted=True, valid_json=valid_answer(text) and (earlier is None or earlier.valid_json),
                     seconds=round(min(seconds, earlier.seconds if earlier and earlier.seconds is not None
                                       else seconds), 3))
-    except Exception as error:  # noqa: BLE001 - the endpoint failing is the run's to handle, not the probe's
+    except Exception as error:  # the endpoint failing is the run's to handle, not the probe's
         return ProbeResult(chosen=STRUCTURED_MODES[0], trials=trials,
                            why=f"the probe could not finish ({type(error).__name__}: {str(error)[:80]}); "
                                "stepping down from json_schema on a refusal")

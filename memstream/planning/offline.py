@@ -53,6 +53,16 @@ def _identity(text: str) -> dict:
     }
 
 
+def _found(pattern: str | re.Pattern[str], content: str) -> re.Match[str]:
+    """Where ``pattern`` matches a line every prompt of its stage holds; a prompt without it is one of
+    another version or stage, which this model cannot answer, and says so."""
+    regex = re.compile(pattern)
+    match = regex.search(content)
+    if match is None:
+        raise ValueError(f"the offline planner cannot answer this prompt: it has no {regex.pattern!r}")
+    return match
+
+
 def _add(hhmm: str, hours: int) -> str:
     h, m = map(int, hhmm.split(":"))
     return f"{min(h + hours, 23):02d}:{m:02d}"
@@ -70,8 +80,8 @@ def _listed(content: str) -> list[tuple[int, date, str]]:
 def _events(content: str, today: date) -> list[tuple[Commitment, int | None]]:
     """Events on ``today`` that the numbered memories (with their number) or the Currently line set."""
     places = named_places(content)
-    found = [(c, n) for n, written, text in _listed(content)
-             if (c := commitment(text, places)) and c.on(today, written)]
+    found: list[tuple[Commitment, int | None]] = [(c, n) for n, written, text in _listed(content)
+                                                  if (c := commitment(text, places)) and c.on(today, written)]
     currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
                      "")
     for sentence in re.split(r"(?<=[.;])\s+", currently):
@@ -96,7 +106,7 @@ def answer_day(messages: list[Message]) -> str:
                    ("13:00", work if me["job"] else "run errands around town", where),
                    ("18:00", "have dinner", me["home"]),
                    ("20:00", "relax and unwind", me["home"])]
-    today = _day(_TODAY.search(content).group(1))
+    today = _day(_found(_TODAY, content).group(1))
     events = {c.time: c for c, _ in _events(content, today) if me["wake"] <= c.time < me["sleep"]}
     because = {c.time: n for c, n in _events(content, today) if n is not None}
     strokes = sorted({t: (t, a, loc) for t, a, loc in strokes if me["wake"] <= t < me["sleep"] and t not in events}
@@ -113,7 +123,7 @@ def answer_hours(messages: list[Message]) -> str:
     content = prompt_of(messages)
     me = _identity(content)
     strokes = [(f"{h}:{m}", a, loc, until) for h, m, a, loc, until in _STROKE.findall(content)]
-    start = int(re.search(r"hour-long blocks from (\d\d):", content).group(1))
+    start = int(_found(r"hour-long blocks from (\d\d):", content).group(1))
     hours = []
     for hour in range(start, 24):
         hhmm = f"{hour:02d}:00"
@@ -128,8 +138,8 @@ def answer_hours(messages: list[Message]) -> str:
 
 def answer_actions(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    minutes = int(re.search(r"fill the whole (\d+) minutes", content).group(1))
-    activity = re.search(r"plans: (.+) \(at ", content).group(1)
+    minutes = int(_found(r"fill the whole (\d+) minutes", content).group(1))
+    activity = _found(r"plans: (.+) \(at ", content).group(1)
     if activity == SLEEPING:
         return json.dumps({"actions": [{"minutes": prompts.MAX_ACTION, "activity": SLEEPING}]
                            * max(1, minutes // prompts.MAX_ACTION)})
@@ -143,8 +153,8 @@ def answer_actions(messages: list[Message]) -> str:
 
 def answer_react(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    observation = re.search(r"Observation: (.+)", content).group(1)
-    now, today = re.search(r"It is (\d\d:\d\d) on (\w+ \d{1,2} \w+ \d{4})\.", content).groups()
+    observation = _found(r"Observation: (.+)", content).group(1)
+    now, today = _found(r"It is (\d\d:\d\d) on (\w+ \d{1,2} \w+ \d{4})\.", content).groups()
     event = commitment(observation, named_places(content))
     if event:  # an event: go when it is later today, else nothing changes now
         if event.on(_day(today), _day(today)) and event.time > now:
@@ -160,18 +170,17 @@ def answer_react(messages: list[Message]) -> str:
 
 def answer_revise(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    today = _day(_TODAY.search(content).group(1))
+    today = _day(_found(_TODAY, content).group(1))
     currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
                      "")
-    name = re.search(r"^Name: (.+?) \(age", content, re.M).group(1)
+    name = _found(re.compile(r"^Name: (.+?) \(age", re.M), content).group(1)
     base = currently.split(" Plans: ")[0].strip() or f"{name} goes about the usual days"
     listed = _listed(content)
     places = named_places(content)
     coming: dict[tuple, tuple[int, str]] = {}
     for n, written, text in listed:
         c = commitment(text, places)
-        day = c.next_day(today, written) if c else None
-        if day:
+        if c and (day := c.next_day(today, written)):
             coming.setdefault((c.time, c.place, day), (n, f"{c.activity} at {c.place} at {c.time} on "
                                                           f"{date_words(day)}"))
     plans = sorted(coming.values())

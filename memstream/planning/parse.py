@@ -10,6 +10,8 @@ leave the waking day uncovered, actions that do not fill their block) raises
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -17,6 +19,8 @@ from memstream.errors import StructuredOutputError
 from memstream.models import Citations, items_of, out_of_character, parse_yes_no, register_answer_schema
 from memstream.planning import prompts
 
+#: One item of an answer (a stroke, an hour, an action), as parsed.
+Item = TypeVar("Item", bound=BaseModel)
 #: An activity is a short phrase ("serve coffee at the counter"), never a paragraph.
 MAX_ACTIVITY_WORDS = 12
 #: Lines of the identity paragraph a model may copy into a plan; they are not activities.
@@ -90,8 +94,8 @@ def activity(text: str, name: str = "") -> str:
     return one
 
 
-def _usable(items: list, check) -> list:  # noqa: ANN001 - items of one model, a function that raises
-    """The items that pass ``check`` (each is kept or dropped on its own)."""
+def _usable(items: list[Item], check: Callable[[Item], object]) -> list[Item]:
+    """The items that pass ``check``, which raises on an item it refuses (each is kept or dropped on its own)."""
     out = []
     for item in items:
         try:

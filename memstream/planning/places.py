@@ -71,8 +71,8 @@ class KnownPlaces:
             longest = max(len(n) for n in inside)
             return [n for n in inside if len(n) == longest]
         bare = _OWN.sub("", lower).strip()
-        for words, place in ((HOME_WORDS, self.home), (WORK_WORDS, self.workplace)):
-            if bare in words and place in self.names:
+        for common, place in ((HOME_WORDS, self.home), (WORK_WORDS, self.workplace)):
+            if bare in common and place in self.names:
                 return [place]
         words = set(content_words(location))
         return [n for n in self.names if words and words <= set(content_words(n))]

@@ -60,8 +60,10 @@ def screen(db: sqlite3.Connection, dim: int, after_id: int | None = None) -> dic
 
 def unreadable_time(text: object) -> bool:
     """Whether Python cannot read ``text`` as a time with a zone (what the screen's SQL approximates)."""
+    if not isinstance(text, str):
+        return True
     try:
-        return datetime.fromisoformat(text).utcoffset() is None  # type: ignore[arg-type]
+        return datetime.fromisoformat(text).utcoffset() is None
     except (TypeError, ValueError):
         return True
 

@@ -68,8 +68,8 @@ def importance_stage(texts: Sequence[str]) -> Stage[list[int]]:
     whole day, routine acts among the highest). All the requests go in one batch."""
     texts = list(texts)
     if len(texts) <= 1:
-        ratings = yield [Request(IMPORTANCE_PURPOSE, importance_messages(t), parse_importance) for t in texts]
-        return [FALLBACK_IMPORTANCE if r is None else r for r in ratings]
+        alone = yield [Request(IMPORTANCE_PURPOSE, importance_messages(t), parse_importance) for t in texts]
+        return [FALLBACK_IMPORTANCE if r is None else r for r in alone]
     parts = [texts[i:i + ROUND_SIZE] for i in range(0, len(texts), ROUND_SIZE)]
     answers = yield [Request(ROUND_PURPOSE, round_messages(part), partial(parse_ratings, n=len(part)),
                              salvage=partial(salvage_ratings, n=len(part))) for part in parts]

@@ -41,7 +41,7 @@ class _Column:
     """A numpy array that grows by doubling, so appends are amortised O(1)."""
 
     def __init__(self, dtype: type) -> None:
-        self._data = np.zeros(16, dtype=dtype)
+        self._data: np.ndarray = np.zeros(16, dtype=dtype)
         self.size = 0
 
     def extend(self, values: np.ndarray) -> None:
@@ -69,7 +69,7 @@ class OwnerIndex:
         self.dim = dim
         self.kind = kind
         if kind == "flat":
-            self.index: faiss.Index = faiss.IndexFlatIP(dim)
+            self.index: faiss.IndexFlatIP | faiss.IndexHNSWFlat = faiss.IndexFlatIP(dim)
         elif kind == "hnsw":
             self.index = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
         else:
@@ -144,7 +144,8 @@ class OwnerIndex:
     def vectors(self) -> np.ndarray:
         """The stored key vectors, one row per key, read in place from FAISS (valid until the next add)."""
         if self._vectors is None or len(self._vectors) != self.n_keys:
-            flat = self.index if self.kind == "flat" else faiss.downcast_index(self.index.storage)
+            flat = self.index if isinstance(self.index, faiss.IndexFlat) else faiss.downcast_index(self.index.storage)
+            assert isinstance(flat, faiss.IndexFlat)  # an HNSW graph's storage is the flat index it was made with
             n = self.n_keys
             self._vectors = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
         return self._vectors
@@ -181,7 +182,7 @@ class OwnerIndex:
         """
         static, ref_rec, rec = self._recency_importance(now_s, weights)
         parts = _Parts(static, ref_rec, rec, self._normalised_importance(), now_s, weights)
-        in_span = ([None] * len(queries) if not scopes or not weights.time
+        in_span: list[np.ndarray | None] = ([None] * len(queries) if not scopes or not weights.time
                    else [None if scope is None else scope.contains(self.created_s.values) for scope in scopes])
         if self.kind == "flat":
             return self._score_exact(queries, parts, k, in_span, read)
@@ -277,6 +278,8 @@ class OwnerIndex:
         the worst memory's best key: unless every memory is a candidate, relevance
         is then normalised over a slightly wider range than exact mode's.)
         """
+        graph = self.index
+        assert isinstance(graph, faiss.IndexHNSW)  # scored approximately only when the kind is hnsw
         x = self.vectors()
         n = len(self)
         queries = np.ascontiguousarray(queries, dtype=np.float32)
@@ -286,8 +289,8 @@ class OwnerIndex:
             n_cand = min(n, max(4 * k, MIN_CANDIDATES))
             while True:
                 n_search = min(self.n_keys, n_cand)
-                self.index.hnsw.efSearch = max(n_search, 64)
-                sims, nearest = self.index.search(np.vstack([q, -q]), n_search)
+                graph.hnsw.efSearch = max(n_search, 64)
+                sims, nearest = graph.search(np.vstack([q, -q]), n_search)
                 found_keys = nearest[0][nearest[0] >= 0]
                 found = self.key_owner.values[found_keys]
                 rel = _Affine.of(np.array([-sims[1][0], sims[0][0]]), RELEVANCE_TOLERANCE)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from tqdm import tqdm
@@ -83,7 +84,7 @@ def import_items(stream: MemoryStream, items: list[NewMemory], *, progress: bool
             batch = todo[start : start + BATCH]
             wanted = dict(zip(map(id, (item for item, _ in batch)), (n for _, n in batch), strict=True))
             written += len(stream.extend([item for item, _ in batch],
-                                         select=lambda chosen, wanted=wanted: _absent(stream, chosen, wanted)))
+                                         select=partial(_absent, stream, nth=wanted)))
             bar.update(len(batch))
     return Imported(written, len(items) - written)
 

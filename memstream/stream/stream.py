@@ -270,7 +270,7 @@ class MemoryStream:
         index = self._owners.get(item.owner)
         if flushed.size:
             pos = index.positions_of(flushed) if index is not None else None
-            if pos is None or pos.max() >= len(index) or (index.ids.values[pos] != flushed).any():
+            if index is None or pos is None or pos.max() >= len(index) or (index.ids.values[pos] != flushed).any():
                 raise MemstreamError(f"a memory of {item.owner!r} cites one of {sorted(flushed.tolist())}, which "
                                      f"is not an earlier memory of its own in {self.path}")
         for c in item.cites:

@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from tqdm import tqdm
@@ -154,7 +155,8 @@ def aggregate(spec: SweepSpec, runs: list[dict[str, Any]]) -> list[dict[str, Any
             for c in cells.values()]
 
 
-def _ray():  # noqa: ANN202 - the ray module, imported when a sweep runs
+def _ray() -> ModuleType:
+    """The ray module, imported when a sweep runs (an extra, so a clear line without it)."""
     try:
         import ray
     except ImportError:
@@ -227,7 +229,7 @@ def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[dict[str, Any]], ad
             name = pending.pop(ref)
             try:
                 results.append(ray.get(ref))
-            except Exception as e:  # noqa: BLE001 - a run that failed for good, retries spent: reported, not fatal
+            except Exception as e:  # a run that failed for good, retries spent: reported, not fatal
                 failed.append({"run": name, "error": str(e).strip().splitlines()[-1][:300]})
             bar.update(1)
         bar.set_postfix_str(f"{len(results)} done, {len(pending)} running or queued, {len(failed)} failed")

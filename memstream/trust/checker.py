@@ -15,12 +15,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, OfflineChatModel, Stage, concurrently, run_direct
 from memstream.trust.audit import BLOCKED, CHECKED, FAILED, REJECTED, Audit, Blocked
 from memstream.trust.gate import GATE_MODEL, critic_stage, gate_stage, judge_name
 from memstream.trust.verdict import OFF, Verdict
+
+R = TypeVar("R")
 
 #: ``--gate`` values besides a model's spec.
 GATE_OFF, GATE_OFFLINE = "off", "offline"
@@ -88,7 +91,7 @@ class Checker:
             out.append(v)
         return out
 
-    def _answered(self, stage: Stage[object]) -> Stage[object]:
+    def _answered(self, stage: Stage[R]) -> Stage[R]:
         """``stage`` answered at once by this checker's own model, else yielded to the writer's runner."""
         if self.chat is not None:
             return run_direct(stage, self.chat)

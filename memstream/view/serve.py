@@ -54,7 +54,7 @@ def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> 
         page = render(run, fact, served=True).encode("utf-8")
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the http.server interface
+            def do_GET(self) -> None:  # the http.server interface
                 url = urlparse(self.path)
                 if url.path in ("/", "/index.html"):
                     self._send(200, "text/html; charset=utf-8", page)

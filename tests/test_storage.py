@@ -55,7 +55,7 @@ def test_read_commands_work_on_read_only_media(tmp_path: Path, capsys, monkeypat
     if how == "flag":
         monkeypatch.setenv("MEMSTREAM_READ_IMMUTABLE", "1")
     else:
-        import memstream.stream.media as media
+        import memstream.sqlite as helper
 
         real = sqlite3.connect
 
@@ -64,9 +64,8 @@ def test_read_commands_work_on_read_only_media(tmp_path: Path, capsys, monkeypat
                 raise sqlite3.OperationalError("unable to open database file")
             return real(database, *args, **kwargs)
 
-        monkeypatch.setattr(media.sqlite3, "connect", connect)
-        monkeypatch.setattr(media, "read_only_media", lambda path: True)
-        monkeypatch.setattr("memstream.stream.read_only_media", lambda path: True)  # the name the CLI reads
+        monkeypatch.setattr(helper.sqlite3, "connect", connect)
+        monkeypatch.setattr(helper, "read_only_media", lambda path: True)  # the name the stores and the CLI read
     for f in folder.iterdir():
         f.chmod(0o444)
     folder.chmod(0o555)

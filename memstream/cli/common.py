@@ -369,7 +369,7 @@ def no_touch_reason(path: str) -> str | None:
     run = RunFiles.of_stream(path)
     if run is not None:
         return f"{path} is the stream of the run {run}"
-    from memstream.stream import read_only_media
+    from memstream.sqlite import read_only_media
 
     if path != ":memory:" and Path(path).is_file() and read_only_media(Path(path)):
         return f"{path} is on read-only media"

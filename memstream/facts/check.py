@@ -6,40 +6,18 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
+import memstream.sqlite as sqlite
 from memstream.facts import schema
-from memstream.stream import read_only_media
 
 
 def check_facts_file(path: str | Path) -> list[str]:
-    path = Path(path)
-    if not path.is_file():
-        return [f"{path}: no such file"]
-    mode = "immutable=1" if read_only_media(path) else "mode=ro"
-    try:
-        db = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
-    except sqlite3.Error as e:
-        return [f"{path}: cannot open ({e})"]
-    with closing(db):
-        try:
-            return _problems(db)
-        except sqlite3.DatabaseError as e:
-            return [f"{path}: damaged ({str(e).splitlines()[0][:80]})"]
+    return sqlite.check_file(path, schema.FACTS, _problems)
 
 
 def _problems(db: sqlite3.Connection) -> list[str]:
-    problems = [f"integrity: {r[0]}" for r in db.execute("PRAGMA integrity_check") if r[0] != "ok"]
-    if problems:
-        return problems[:20]
+    """The facts file's own problems, in a file SQLite and the format check found sound."""
     names = {r[0]: r[1] for r in db.execute("SELECT name, type FROM sqlite_master")}
-    missing = [t for t in schema.TABLES if t not in names]
-    if "meta" in missing or "facts" in missing:
-        return [f"not a memstream facts file (tables: {', '.join(sorted(names)) or 'none'})"]
-    problems += [f"table {t} is missing" for t in missing]
-    meta = dict(db.execute("SELECT key, value FROM meta"))
-    if meta.get("format") != schema.FORMAT:
-        problems.append(f"format is {meta.get('format')!r}, not {schema.FORMAT!r}")
-    if meta.get("schema_version") != str(schema.SCHEMA_VERSION):
-        problems.append(f"schema version {meta.get('schema_version')!r}; this memstream reads {schema.SCHEMA_VERSION}")
+    problems = [f"table {t} is missing" for t in schema.TABLES if t not in names]
     problems += [f"trigger {t} is missing" for t in schema.TRIGGERS if names.get(t) != "trigger"]
     problems += _fts_problems(db)
     checks = {
@@ -67,11 +45,11 @@ def _fts_problems(db: sqlite3.Connection) -> list[str]:
     so it runs on an in-memory copy (the file is never written)."""
     image = bytearray(db.serialize())
     image[18:20] = b"\x01\x01"  # the copy in memory cannot be in WAL mode: read it as a rollback-journal file
-    with closing(sqlite3.connect(":memory:")) as copy:
+    with closing(sqlite.connect(":memory:", kind=schema.FACTS)) as copy:
         copy.deserialize(bytes(image))
         try:
             # rank 1: the index is compared with the facts' text too, not only with itself
             copy.execute("INSERT INTO facts_fts(facts_fts, rank) VALUES ('integrity-check', 1)")
         except sqlite3.DatabaseError as e:
-            return [f"the FTS index does not match the facts ({str(e).splitlines()[0][:80]})"]
+            return [f"the FTS index does not match the facts ({sqlite.reason(e)})"]
     return []

@@ -26,7 +26,8 @@ from memstream.errors import MemstreamError
 from memstream.facts.lifecycle import audit
 from memstream.facts.profile import regenerate
 from memstream.facts.schema import UPDATES
-from memstream.facts.store import BUSY_TIMEOUT_S, FactStore, owner_of
+from memstream.facts.store import FactStore, owner_of
+from memstream.sqlite import BUSY_TIMEOUT_S
 from memstream.timeutil import to_epoch
 
 #: How long the checkpoint that empties the ``-wal`` waits for readers in other processes.

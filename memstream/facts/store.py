@@ -17,7 +17,6 @@ clears for the texts it removes.
 from __future__ import annotations
 
 import hashlib
-import os
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,14 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
+import memstream.sqlite as sqlite
 from memstream.errors import MemstreamError
 from memstream.facts import schema
 from memstream.facts.records import FACT_COLUMNS, Fact, fact_of
 from memstream.models import Embedder, make_embedder
-from memstream.stream import normalise_owner, read_only_media
-
-#: How long a write waits for another process's write to finish before it gives up.
-BUSY_TIMEOUT_S = 60.0
+from memstream.stream import normalise_owner
 
 
 class FactStore:
@@ -46,49 +43,20 @@ class FactStore:
         self.readonly = readonly
         self.in_memory = self.path == ":memory:"
         self._matrices: dict[tuple[str, str], tuple[tuple[int, int], np.ndarray, np.ndarray]] = {}
-        if not self.in_memory:
-            _check_path(Path(self.path), create and not readonly)
-        try:
-            self.db = self._connect(readonly)
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if "meta" in tables else None
-        except sqlite3.DatabaseError as e:
-            raise MemstreamError(f"{self.path} is not a memstream facts file ({_reason(e)})") from None
-        if tables and (fmt is None or fmt[0] != schema.FORMAT):
-            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream facts file; use another name")
-        if not tables and not create:
-            raise MemstreamError(f"{self.path} holds no facts yet; write some with `memstream facts add`")
-        if tables and int(self.meta("schema_version") or 0) > schema.SCHEMA_VERSION:
-            raise MemstreamError(f"{self.path} was written by a newer memstream; upgrade memstream")
-        embedder = self.embedder = embedder or make_embedder(self.meta("embedder") if tables else None)
-        if tables and self.meta("embedder") not in (None, embedder.name):
-            raise MemstreamError(f"{self.path} holds vectors of the {self.meta('embedder')} embedder, not "
-                                 f"{embedder.name}; use --embedder {self.meta('embedder')}")
+        self.db = sqlite.connect(self.path, kind=schema.FACTS, read_only=readonly, create=create)
+        new = self.db.new
+        held = None if new else self.meta("embedder")
+        embedder = self.embedder = embedder or make_embedder(held)
+        if held not in (None, embedder.name):
+            self.db.close()
+            raise MemstreamError(f"{self.path} holds vectors of the {held} embedder, not {embedder.name}; "
+                                 f"use --embedder {held}")
         if readonly:
             return
-        try:
-            if not self.in_memory:
-                self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA secure_delete=ON")  # a deleted row's bytes are overwritten, not left free
-            if not tables:  # tables and meta in one transaction: two processes creating it make it once
-                meta = {"format": schema.FORMAT, "schema_version": str(schema.SCHEMA_VERSION),
-                        "embedder": embedder.name}
-                self.db.executescript(f"BEGIN IMMEDIATE;{schema.SCHEMA}")
-                self.db.executemany("INSERT OR IGNORE INTO meta VALUES (?,?)", meta.items())
-                self.db.execute("COMMIT")
-        except sqlite3.OperationalError as e:
-            raise MemstreamError(f"cannot write to {self.path} ({_reason(e)}); check its permissions, or use "
-                                 "a read-only command (history, as-of, check)") from None
-
-    def _connect(self, readonly: bool) -> sqlite3.Connection:
-        if not readonly or self.in_memory:
-            return sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-        path = Path(self.path)
-        uri = path.resolve().as_uri()
-        mode = "immutable=1" if read_only_media(path) else "mode=ro"
-        return sqlite3.connect(f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False,
-                               timeout=BUSY_TIMEOUT_S)
+        self.db.execute("PRAGMA secure_delete=ON")  # a deleted row's bytes are overwritten, not left free
+        if new:
+            sqlite.create_tables(self.db, schema.SCHEMA, {"format": schema.FORMAT, "embedder": embedder.name,
+                                                          "schema_version": str(schema.SCHEMA_VERSION)})
 
     # -- transactions ---------------------------------------------------------------------------
 
@@ -96,27 +64,14 @@ class FactStore:
     def writing(self) -> Iterator[sqlite3.Connection]:
         """One write transaction holding the write lock from its start: what is checked inside it (an
         idempotency key, whether a version is still the latest) stays true until it commits."""
-        if self.readonly:
-            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        with sqlite.transaction(self.db) as db:
+            yield db
 
     @contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:
         """Reads that see one committed state of the file (inside a write: that write's)."""
-        if self.db.in_transaction:
-            yield self.db
-            return
-        self.db.execute("BEGIN")
-        try:
-            yield self.db
-        finally:
-            self.db.execute("COMMIT")
+        with sqlite.transaction(self.db, write=False) as db:
+            yield db
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -208,7 +163,7 @@ class FactStore:
             self.db.deserialize(data)
             fmt, embedder = self.meta("format"), self.meta("embedder")
         except sqlite3.DatabaseError as e:
-            raise MemstreamError(f"the facts state is not a facts file ({_reason(e)})") from None
+            raise MemstreamError(f"the facts state is not a facts file ({sqlite.reason(e)})") from None
         if fmt != schema.FORMAT or embedder != self.embedder.name:
             raise MemstreamError(f"the facts state is {fmt!r} with vectors of {embedder!r}, not {schema.FORMAT!r} "
                                  f"of {self.embedder.name!r}")
@@ -225,20 +180,3 @@ def owner_of(owner: str) -> str:
     except ValueError as e:
         raise MemstreamError(f"bad owner: {e}") from None
 
-
-def _check_path(path: Path, create: bool) -> None:
-    if path.is_dir():
-        raise MemstreamError(f"{path} is a directory, not a facts file")
-    if not path.parent.is_dir():
-        raise MemstreamError(f"no folder {path.parent}; create it first, or choose another path")
-    if not path.exists():
-        if not create:
-            raise MemstreamError(f"no facts file at {path}; create one with `memstream facts add`")
-        if not os.access(path.parent, os.W_OK):
-            raise MemstreamError(f"cannot create {path}: the folder {path.parent} is not writable")
-    elif not os.access(path, os.R_OK):
-        raise MemstreamError(f"cannot read {path}: permission denied")
-
-
-def _reason(error: sqlite3.Error) -> str:
-    return str(error).splitlines()[0][:80] if str(error) else type(error).__name__

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,8 +16,14 @@ from typing import Any, Literal
 
 import numpy as np
 
+import memstream.sqlite as sqlite
 from memstream.errors import CallsFailedError, EndpointFailingError, ReplayMissError
 from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+
+#: A call cache records no marker (it never did): a file whose tables include ``calls`` and that says it
+#: is no other store is one.
+CALL_CACHE = sqlite.StoreKind(noun="call cache", marker=None, tables=frozenset({"calls"}),
+                              make="a run or a command with --cache records one")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls(
@@ -43,10 +48,8 @@ class CachedChatModel(ChatModel):
         self.name, self.seed = inner.name, inner.seed
         self.mode = mode
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # a crash may lose the last answers, never the file
-        self._db.execute(_SCHEMA)
+        self._db = sqlite.connect(path, kind=CALL_CACHE)
+        sqlite.create_tables(self._db, _SCHEMA, {})
 
     @property
     def failing(self) -> str | None:
@@ -71,14 +74,8 @@ class CachedChatModel(ChatModel):
                 for key, purpose, c in answered]
         if not rows:
             return
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?)", rows)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
+        with self._lock, sqlite.transaction(self._db):
+            self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?)", rows)
 
     def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]

@@ -10,7 +10,6 @@ from memstream.stream.importance import (
     rated,
 )
 from memstream.stream.jsonl import Imported, import_items, import_jsonl, read_jsonl
-from memstream.stream.media import read_only_media
 from memstream.stream.memory import (
     DIALOGUE,
     KNOWN_KINDS,
@@ -35,7 +34,7 @@ from memstream.stream.timescope import TimeScope, time_scope
 __all__ = [
     "Imported", "MemoryText", "TimeScope", "import_items", "import_jsonl", "minmax", "normalise_owner",
     "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
-    "add_rated", "read_only_media",
+    "add_rated",
     "FALLBACK_IMPORTANCE", "parse_importance",
     "DIALOGUE", "KNOWN_KINDS", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT",
     "Memory", "MemoryStream",

@@ -10,25 +10,24 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memstream.errors import MemstreamError
+import memstream.sqlite as sqlite
 from memstream.stream import damage
-from memstream.stream.media import connect_read
 
 log = logging.getLogger(__name__)
 
-FORMAT = "memstream-stream"
-#: How long a write waits for another process's write to finish before it gives up.
-BUSY_TIMEOUT_S = 60.0
-SCHEMA_VERSION = 1
+#: What a stream file is: how it says so in its meta table, and the words its messages use.
+STREAM = sqlite.StoreKind(noun="stream", marker="memstream-stream", tables=frozenset({"meta", "memories", "accesses"}),
+                          make="create one with `memstream add` or `import`",
+                          reads="read it with a read-only command (inspect, recall --no-touch)")
+FORMAT, SCHEMA_VERSION = STREAM.marker, STREAM.version
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -88,68 +87,22 @@ class Store:
         """
         self.path = str(path)
         self.readonly = readonly
-        self.immutable = False  # opened with immutable=1 (read-only media): see memstream.stream.media
         self.damaged: dict[int, str] = {}  # id -> why: rows every read skips (see memstream.stream.damage)
         self._screened = False
-        in_memory = self.in_memory = self.path == ":memory:"
-        if not in_memory:
-            self._check_path(Path(self.path), create and not readonly)
-        try:
-            if readonly and not in_memory:
-                self.db, self.immutable = connect_read(Path(self.path), BUSY_TIMEOUT_S)
-            else:
-                self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
-                                          timeout=BUSY_TIMEOUT_S)
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if "meta" in tables else None
-        except sqlite3.DatabaseError as e:
-            raise MemstreamError(f"{self.path} is not a memstream stream ({_reason(e)})") from None
-        if tables and (fmt is None or fmt[0] != FORMAT):
-            what = f"format {fmt[0]!r}" if fmt else f"tables {', '.join(sorted(tables)[:4])}"
-            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream stream ({what}); "
-                                 "use another file name")
-        if not tables and not create:
-            raise MemstreamError(f"{self.path} holds no stream yet; write to it with `memstream add` or `import`")
-        if tables and int(self.get_meta("schema_version") or 0) > SCHEMA_VERSION:
-            raise MemstreamError(f"{self.path} was written by a newer memstream; upgrade memstream")
+        self.in_memory = self.path == ":memory:"
+        self.db = sqlite.connect(self.path, kind=STREAM, read_only=readonly, create=create)
+        self.immutable = self.db.immutable  # read-only media: see memstream.sqlite
         self.db.execute("PRAGMA recursive_triggers=ON")  # REPLACE's implicit deletes meet the triggers too
-        if readonly:
-            return
-        try:
-            if not in_memory:
-                self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.executescript(_SCHEMA)
-            if not tables:
-                self.set_meta({"format": FORMAT, "schema_version": str(SCHEMA_VERSION)})
-        except sqlite3.OperationalError as e:
-            raise MemstreamError(f"cannot write to {self.path} ({_reason(e)}); check its permissions, "
-                                 "or read it with a read-only command (inspect, recall --no-touch)") from None
-
-    @staticmethod
-    def _check_path(path: Path, create: bool) -> None:
-        if path.is_dir():
-            raise MemstreamError(f"{path} is a directory, not a stream file")
-        if not path.parent.is_dir():
-            raise MemstreamError(f"no folder {path.parent}; create it first, or choose another path")
-        if not path.exists():
-            if not create:
-                raise MemstreamError(f"no stream at {path}; create one with `memstream add` or `import`")
-            if not os.access(path.parent, os.W_OK):
-                raise MemstreamError(f"cannot create {path}: the folder {path.parent} is not writable")
-        elif not os.access(path, os.R_OK):
-            raise MemstreamError(f"cannot read {path}: permission denied")
+        if not readonly:
+            sqlite.create_tables(self.db, _SCHEMA, {"format": FORMAT, "schema_version": str(SCHEMA_VERSION)})
 
     def get_meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, values: dict[str, str]) -> None:
-        if self.readonly:
-            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
+        with sqlite.transaction(self.db):
+            self.put_meta(values)
 
     def put_meta(self, values: dict[str, str]) -> None:
         """Set meta values inside :meth:`writing` (with the memories they go with)."""
@@ -163,28 +116,15 @@ class Store:
         """One write transaction that holds the file's write lock from its start (BEGIN IMMEDIATE):
         what is read inside it (the next id, say) stays true until it commits. Another process
         writing at the same time waits (up to the busy timeout) instead of failing."""
-        if self.readonly:
-            raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite.transaction(self.db):
             yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
         """Reads that see one state of the file (a read transaction; inside a write, that write's):
         memories and accesses another process commits in between are seen by the next snapshot."""
-        if self.db.in_transaction:
+        with sqlite.transaction(self.db, write=False):
             yield
-            return
-        self.db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
 
     def data_version(self) -> int:
         """Changes when another connection (another process) commits to the file. No other connection
@@ -286,8 +226,7 @@ class Store:
         return cur.fetchall()
 
     def backup(self, path: str | Path) -> None:
-        with closing(sqlite3.connect(str(path))) as copy:
-            self.db.backup(copy)
+        sqlite.copy_to(self.db, path)
 
     def close(self) -> None:
         self.db.close()
@@ -298,10 +237,6 @@ def encode_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
-def _reason(error: sqlite3.Error) -> str:
-    return str(error).splitlines()[0][:80] if str(error) else type(error).__name__
-
-
 def check_file(path: str | Path) -> list[str]:
     """Every problem of the stream file at ``path``, one line each (empty if it is sound).
 
@@ -309,34 +244,14 @@ def check_file(path: str | Path) -> list[str]:
     triggers, every memory's vectors (present, of the stream's dimension) and its citations
     (to earlier memories of the same owner).
     """
-    path = Path(path)
-    if not path.is_file():
-        return [f"{path}: no such file"]
-    try:
-        db, _ = connect_read(path, BUSY_TIMEOUT_S)
-    except sqlite3.Error as e:
-        return [f"{path}: cannot open ({_reason(e)})"]
-    with closing(db):
-        try:
-            return _problems(db)
-        except sqlite3.DatabaseError as e:
-            return [f"{path}: damaged ({_reason(e)})"]
+    return sqlite.check_file(path, STREAM, _problems)
 
 
 def _problems(db: sqlite3.Connection) -> list[str]:
-    problems = [f"integrity: {row[0]}" for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
-    if problems:
-        return problems[:20]
-    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if not {"meta", "memories", "accesses"} <= tables:
-        return [f"not a memstream stream (tables: {', '.join(sorted(tables)) or 'none'})"]
-    meta = dict(db.execute("SELECT key, value FROM meta"))
-    if meta.get("format") != FORMAT:
-        problems.append(f"format is {meta.get('format')!r}, not {FORMAT!r}")
-    if meta.get("schema_version") != str(SCHEMA_VERSION):
-        problems.append(f"schema version {meta.get('schema_version')!r}; this memstream reads {SCHEMA_VERSION}")
+    """The stream's own problems, in a file SQLite and the format check found sound."""
     triggers = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='trigger'")}
-    problems += [f"append-only trigger {t} is missing" for t in TRIGGERS if t not in triggers]
+    problems = [f"append-only trigger {t} is missing" for t in TRIGGERS if t not in triggers]
+    meta = dict(db.execute("SELECT key, value FROM meta"))
     dim = int(meta.get("dim", "0") or 0)
     damaged = damage.screen(db, dim)
     problems += [f"memory {mid}: {why}" for mid, why in sorted(damaged.items())]

@@ -25,11 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import memstream.sqlite as sqlite
 from memstream.errors import MemstreamError
-from memstream.stream import read_only_media
 
-FORMAT = "memstream-profile/1"
-BUSY_TIMEOUT_S = 30.0
+#: What a profile file is. Its marker has held the "/1" since the first profile file, which recorded no
+#: ``schema_version`` (a missing one reads as 1, see memstream.sqlite).
+PROFILE = sqlite.StoreKind(noun="profile file", marker="memstream-profile/1", held="profile",
+                           tables=frozenset({"meta", "versions", "locks"}),
+                           make="a profile design writes one (its path setting)")
+FORMAT = PROFILE.marker
 #: A lease outlives any one update (two model calls, three retries); a dead holder's expires after it.
 LEASE_S = 300.0
 #: How long an update waits for another process's lease before it gives up (counted, swallowed).
@@ -88,26 +92,9 @@ class ProfileStore:
     def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
         self.path = str(path)
         self.readonly = readonly
-        in_memory = self.path == ":memory:"
-        if not in_memory:
-            _check_path(Path(self.path), create=not readonly)
-        try:
-            self.db = _connect(Path(self.path)) if readonly and not in_memory else sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_S)
-            tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-            fmt = self.db.execute("SELECT value FROM meta WHERE key='format'").fetchone() if "meta" in tables else None
-        except sqlite3.DatabaseError as e:
-            raise MemstreamError(f"{self.path} is not a memstream profile file ({e})") from None
-        if tables and (fmt is None or fmt[0] != FORMAT):
-            raise MemstreamError(f"{self.path} is an SQLite file but not a memstream profile file; use another name")
-        if readonly:
-            if not tables:
-                raise MemstreamError(f"{self.path} holds no profile yet; a profile design writes one")
-            return
-        if not in_memory:
-            self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.executescript(_SCHEMA)
-        self.db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+        self.db = sqlite.connect(self.path, kind=PROFILE, read_only=readonly, create=not readonly)
+        if not readonly:
+            sqlite.create_tables(self.db, _SCHEMA, {"format": FORMAT})
 
     def close(self) -> None:
         self.db.close()
@@ -158,14 +145,11 @@ class ProfileStore:
 
     def _take(self, owner: str, scope: str, holder: str, lease_s: float) -> bool:
         now = time.time()
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with sqlite.transaction(self.db):
             row = self.db.execute("SELECT expires_s FROM locks WHERE owner=? AND scope=?", (owner, scope)).fetchone()
             free = row is None or row[0] < now
             if free:
                 self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
-        finally:
-            self.db.execute("COMMIT")
         return free
 
     # -- state (a design's JSON) ----------------------------------------------------------------
@@ -174,37 +158,9 @@ class ProfileStore:
         return [{"owner": o, "scope": s, **v.to_dict()} for o, s in self.files() for v in self.versions(o, s)]
 
     def set_state(self, rows: list[dict[str, Any]]) -> None:
-        with self._transaction():
+        with sqlite.transaction(self.db):
             for r in rows:
                 self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
                                 "VALUES (?,?,?,?,?,?,?,?)", (r["owner"], r["scope"], int(r["n"]), r["text"],
                                                              json.dumps(r["edit"]), r["at"], float(r["made_s"]),
                                                              json.dumps(r["turns"])))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-
-
-def _check_path(path: Path, create: bool) -> None:
-    if path.is_dir():
-        raise MemstreamError(f"{path} is a directory, not a profile file")
-    if not path.exists():
-        if not create:
-            raise MemstreamError(f"no profile file at {path}; a profile design writes one (its path setting)")
-        if not path.parent.is_dir():
-            raise MemstreamError(f"no folder {path.parent}; create it first, or choose another path")
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """A read-only connection (``mode=ro``; ``immutable=1`` where nothing can write the file)."""
-    uri = path.resolve().as_uri()
-    mode = "immutable=1" if read_only_media(path) else "mode=ro"
-    return sqlite3.connect(f"{uri}?{mode}", uri=True, isolation_level=None, check_same_thread=False,
-                           timeout=BUSY_TIMEOUT_S)

@@ -213,3 +213,26 @@ def test_summary_calls_grow_with_the_history_not_with_each_turn() -> None:
         design.write("ann", turns(30, session=f"S{s}", start=30 * s), chat=chat)
         design.consolidate("ann", T0, chat=chat)
     assert chat.usage.by_purpose["design-summary"].calls == math.ceil(290 / 10)
+
+
+STATES = Path(__file__).parent / "fixtures" / "design_states"
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_a_state_file_written_before_typed_state_loads_and_means_the_same(name: str) -> None:
+    """The files in fixtures/design_states were written by the code before design state was typed."""
+    import json
+
+    written_then = json.loads((STATES / f"{name}.json").read_text())
+    expected = json.loads((STATES / "contexts.json").read_text())[name]
+    design = build(name, **written_then["config"])
+    extra = load_state(design, STATES / f"{name}.json")
+    assert extra["note"] == "written at dfd4261"
+    for key, want in expected.items():
+        if key == "counters":
+            continue
+        owner, query, budget = key.split("|")
+        c = design.context(owner, query, T0 + timedelta(days=1), int(budget))
+        assert {"text": c.text, "ids": sorted(c.ids), "cut": c.cut, "cut_tokens": c.cut_tokens} == want, key
+    # the stream counts the reflections it made since it was made; the others keep their counts in their state
+    assert design.counters() == ({"reflections": 0} if name == "stream" else expected["counters"])

@@ -13,7 +13,7 @@ from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, Mem
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
-from memstream.designs.facts import FactsConfig, FactsDesign, entry_key
+from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
@@ -32,7 +32,7 @@ from memstream.designs.retrievers import (
     score,
     tokenize,
 )
-from memstream.designs.stream import StreamConfig, StreamDesign
+from memstream.designs.generative_agents import StreamConfig, StreamDesign
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 

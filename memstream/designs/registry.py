@@ -8,13 +8,13 @@ from pydantic import ValidationError
 
 from memstream.designs.base import MemoryDesign
 from memstream.designs.buffer import BufferSummary
-from memstream.designs.versioned_facts import FactsDesign
 from memstream.designs.full import FullContext
+from memstream.designs.generative_agents import StreamDesign
 from memstream.designs.letta import LettaDesign
 from memstream.designs.profile import ProfileDesign
-from memstream.designs.generative_agents import StreamDesign
 from memstream.designs.tiered import TieredDesign
 from memstream.designs.vector import VectorDesign
+from memstream.designs.versioned_facts import FactsDesign
 from memstream.errors import MemstreamError
 from memstream.files import problem
 from memstream.models import Embedder

@@ -26,18 +26,18 @@ from memstream.designs.retrievers import (
     LEXICAL,
     NEEDS_IMPORTANCE,
     NEEDS_VECTORS,
-    RetrievalWeights,
+    RETRIEVAL_WEIGHTS,
     check_retriever,
     score,
 )
 from memstream.designs.summary import Summary, absorb_stage
 from memstream.models import Embedder, Stage, make_embedder
-from memstream.stream import importance_stage, normalise_owner, top_k
+from memstream.stream import Weights, importance_stage, normalise_owner, top_k
 
 
 class TieredConfig(DesignConfig):
     retriever: str = "hybrid"
-    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    weights: Weights = RETRIEVAL_WEIGHTS
     window_turns: int = Field(default=10, gt=0, description="recent turns kept verbatim")
     batch: int = Field(default=10, gt=0, description="turns summarised per request")
     summary_words: int = Field(default=150, gt=0)

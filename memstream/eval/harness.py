@@ -20,8 +20,8 @@ from tqdm import tqdm
 
 from memstream.designs import (
     NEEDS_IMPORTANCE,
+    RETRIEVAL_WEIGHTS,
     RETRIEVERS,
-    RetrievalWeights,
     Signals,
     bm25_index,
     bm25_scores,
@@ -32,15 +32,11 @@ from memstream.errors import MemstreamError
 from memstream.eval.datasets import Dataset, Haystack
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import ChatModel, Embedder, count_tokens
-from memstream.stream import rate_importance, time_scope, top_k
+from memstream.stream import Weights, rate_importance, time_scope, top_k
 from memstream.timeutil import to_epoch
 
 #: The importance prompt sees at most this many characters of a memory (a session can be long).
 IMPORTANCE_CHARS = 1500
-#: The retrievers' weights (the name ``memstream eval`` has always used).
-EvalWeights = RetrievalWeights
-
-
 @dataclass
 class _Prepared:
     """One haystack ready to score: per-question matrices over its memories."""
@@ -94,7 +90,7 @@ def _bm25(docs: list[str], q_tokens: list[list[str]], starts: np.ndarray) -> np.
     return bm25_scores(bm25_index(docs), len(docs), q_tokens, starts)
 
 
-def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
+def scores_for(name: str, p: _Prepared, i: int, w: Weights) -> np.ndarray:
     """Question ``i``'s score of every memory under retriever ``name`` (the rules: ``memstream.designs``)."""
     return score(name, Signals(p.relevance[i], p.bm25[i], p.bm25_keys[i], p.importance, p.created_s,
                                float(p.asked_s[i]), p.in_scope[i]), w)
@@ -102,14 +98,14 @@ def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
 
 def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
              retrievers: Sequence[str] = RETRIEVERS, ks: Sequence[int] = (5, 10),
-             weights: EvalWeights | None = None, progress: bool = True) -> list[dict[str, Any]]:
+             weights: Weights | None = None, progress: bool = True) -> list[dict[str, Any]]:
     """Run every retriever on every question; one result object per retriever."""
     for name in retrievers:
         if name not in RETRIEVERS:
             raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
     if not ks or min(ks) <= 0:
         raise MemstreamError("-k needs positive integers, e.g. 5,10")
-    w = weights or EvalWeights()
+    w = weights or RETRIEVAL_WEIGHTS
     curve_k = max(max(ks), 20)
     rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
     bar = tqdm(dataset.haystacks, desc=f"{dataset.name} {dataset.granularity}", unit="stream",

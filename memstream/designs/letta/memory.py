@@ -21,7 +21,7 @@ from memstream.designs.letta import prompts
 from memstream.designs.letta.blocks import BlockStore, MemoryBlock, compile_blocks
 from memstream.designs.letta.queue import Queue, QueueMessage, Role, pressure
 from memstream.designs.letta.tools import AGENT_TOOLS, SLEEPTIME_TOOLS, Failed
-from memstream.designs.retrievers import RetrievalWeights, score
+from memstream.designs.retrievers import RETRIEVAL_WEIGHTS, score
 from memstream.designs.summary import Summary, absorb_stage
 from memstream.errors import MemstreamError
 from memstream.models import Message, Stage, count_tokens
@@ -205,7 +205,7 @@ def ranked(scores: np.ndarray, keep: np.ndarray | list[bool]) -> list[int]:
 
 def search_scores(index: RecordIndex, query: str, now: datetime) -> np.ndarray:
     signals = index.signals(query, now, dense=False, lexical=True)
-    return score(SEARCH, signals, RetrievalWeights())
+    return score(SEARCH, signals, RETRIEVAL_WEIGHTS)
 
 
 def transcript_lines(records: list[Record]) -> list[str]:

@@ -236,3 +236,27 @@ def test_a_state_file_written_before_typed_state_loads_and_means_the_same(name: 
         assert {"text": c.text, "ids": sorted(c.ids), "cut": c.cut, "cut_tokens": c.cut_tokens} == want, key
     # the stream counts the reflections it made since it was made; the others keep their counts in their state
     assert design.counters() == ({"reflections": 0} if name == "stream" else expected["counters"])
+
+
+def test_fill_tiers_gives_each_tier_its_share_and_the_rest_what_is_left() -> None:
+    from memstream.designs.context import Fit, Line, fit_newest, header_tokens
+    from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
+
+    lines = [Line(f"line {i}", 1, (i,), float(i)) for i in range(400)]  # a token each, more than fit
+    rooms: dict[str, int] = {}
+
+    def newest(name: str):  # noqa: ANN202
+        def fill(room: int, fits: object) -> Fit:
+            rooms[name] = room
+            return fit_newest(lines, room)
+        return fill
+
+    fits = fill_tiers([Tier("pinned", newest("pinned"), 0.1), Tier("window", lambda room, _: Fit([]), 0.5),
+                       Tier("retrieved", lambda room, fits: fit_newest(
+                           [x for x in lines if x.ids[0] not in shown_ids(fits, "pinned")], room))], 200)
+    assert rooms["pinned"] == 20 - header_tokens("pinned")  # its share, less its heading
+    used = header_tokens("pinned") + fits["pinned"].tokens
+    assert fits["retrieved"].tokens == 200 - used - header_tokens("retrieved")  # the empty window's share goes on
+    assert not shown_ids(fits, "pinned") & shown_ids(fits, "retrieved")
+    c = assemble(fits, ("retrieved", "pinned", "window"), 200)
+    assert [b.tier for b in c.blocks] == ["retrieved", "pinned"] and c.tokens == 200

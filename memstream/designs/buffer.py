@@ -17,10 +17,11 @@ from typing import Any
 from pydantic import Field
 
 from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
 from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
 from memstream.stream import normalise_owner
 
@@ -62,14 +63,11 @@ class BufferSummary(MemoryDesign):
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
         summary = self._summary(owner)
-        summary_fit = fit_newest(summary.lines(), room_for("summary", int(budget_tokens * self.config.summary_share)))
-        summary_block = block("summary", summary_fit.kept)
-        used = summary_block.tokens if summary_block else 0
         window = self.log.lines_of(owner)[summary.done:]  # the last N, and any not yet summarised
-        window_fit = fit_newest(window, room_for("window", budget_tokens - used))
-        blocks = [b for b in (summary_block, block("window", window_fit.kept)) if b]
-        return Context(blocks, budget_tokens, summary_fit.cut + window_fit.cut,
-                       summary_fit.cut_tokens + window_fit.cut_tokens)
+        fits = fill_tiers([
+            Tier("summary", lambda room, _: fit_newest(summary.lines(), room), self.config.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room))], budget_tokens)
+        return assemble(fits, ("summary", "window"), budget_tokens)
 
     def counters(self) -> dict[str, int]:
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""

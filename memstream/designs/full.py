@@ -15,9 +15,10 @@ from typing import Any
 from pydantic import Field
 
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
 
 
@@ -40,9 +41,8 @@ class FullContext(MemoryDesign):
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         limit = min(check_budget(budget_tokens), self.config.window_tokens)
-        fit = fit_newest(self.log.lines_of(owner), room_for("history", limit))
-        made = block("history", fit.kept)
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        fits = fill_tiers([Tier("history", lambda room, _: fit_newest(self.log.lines_of(owner), room))], limit)
+        return assemble(fits, ("history",), budget_tokens)
 
     def get_state(self) -> dict[str, Any]:
         return {"log": self.log.get_state()}

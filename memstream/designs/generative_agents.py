@@ -20,9 +20,10 @@ from typing import Any
 from pydantic import Field
 
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
+from memstream.designs.context import Context, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage
 from memstream.reflection import THRESHOLD, maybe_reflect_stage
 from memstream.stream import (
@@ -80,9 +81,8 @@ class StreamDesign(MemoryDesign):
             return Context([], budget_tokens)
         recalls = self.stream.retrieve(owner, query, now=now, k=CANDIDATES, touch=self.config.touch)
         ranked = (self._line(owner, r.memory) for r in recalls)
-        fit = fit_best(ranked, room_for("retrieved", budget_tokens))
-        made = block("retrieved", in_time_order(fit.kept))
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
+        return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
     def _line(self, owner: str, memory: Memory) -> Line:
         """A memory's line in a context, made once (memories never change)."""

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Fit, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.context import Context, Fit, fit_best, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
@@ -31,6 +31,7 @@ from memstream.designs.retrievers import (
     score,
 )
 from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import Weights, importance_stage, normalise_owner, top_k
 
@@ -103,19 +104,13 @@ class TieredDesign(MemoryDesign):
         pinned = [x for x, r in zip(lines, records, strict=True) if r.kind == "pinned"]
         absorbed = {*summary.covers, *summary.skipped}
         window = [x for x, r in zip(lines, records, strict=True) if r.kind != "pinned" and r.id not in absorbed]
-        fits: dict[str, Fit] = {}
-        left = budget_tokens
-        for tier, candidates, share in (("pinned", pinned, c.pinned_share), ("summary", summary.lines(),
-                                        c.summary_share), ("window", window, c.window_share)):
-            fits[tier] = fit_newest(candidates, room_for(tier, min(left, int(budget_tokens * share))))
-            made = block(tier, fits[tier].kept)
-            left -= made.tokens if made else 0
-        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left),
-                                           {i for x in fits["window"].kept + fits["pinned"].kept for i in x.ids})
-        blocks = [b for tier in ("pinned", "summary", "retrieved", "window")
-                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+        fits = fill_tiers([
+            Tier("pinned", lambda room, _: fit_newest(pinned, room), c.pinned_share),
+            Tier("summary", lambda room, _: fit_newest(summary.lines(), room), c.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room), c.window_share),
+            Tier("retrieved", lambda room, fits: self._retrieve(owner, query, now, room,
+                                                                shown_ids(fits, "window", "pinned")))], budget_tokens)
+        return assemble(fits, ("pinned", "summary", "retrieved", "window"), budget_tokens, in_time={"retrieved"})
 
     def _retrieve(self, owner: str, query: str, now: datetime, room: int, shown: set[int]) -> Fit:
         index = self._index(owner)

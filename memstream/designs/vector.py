@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from memstream.designs.base import MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_best, in_time_order, room_for
+from memstream.designs.context import Context, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import normalise_owner, top_k
 
@@ -48,9 +49,9 @@ class VectorDesign(MemoryDesign):
             return Context([], budget_tokens)
         relevance = index.relevance(query).astype(np.float64)
         lines = self.log.lines_of(owner)
-        fit = fit_best((lines[i] for i in top_k(relevance, len(lines))), room_for("retrieved", budget_tokens))
-        made = block("retrieved", in_time_order(fit.kept))
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        ranked = (lines[i] for i in top_k(relevance, len(lines)))
+        fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
+        return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
     def get_state(self) -> dict[str, Any]:
         return {"log": self.log.get_state()}

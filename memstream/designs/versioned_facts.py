@@ -22,7 +22,7 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,10 +30,11 @@ from pydantic import Field
 
 from memstream.designs import prompts
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
+from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.errors import MemstreamError
 from memstream.facts import Change, Fact, FactStore, NewFact, Source, apply, profile, recall, sweep
 from memstream.models import Embedder, Request, Stage
@@ -130,14 +131,14 @@ class FactsDesign(MemoryDesign):
         view = "history" if HISTORY.search(query) else "current"
         hits = recall(self.store, owner, query, now, k=c.recall_k, view=view, tenant=c.tenant)
         pinned = [(f.id, fact_line(f)) for f in self._profile(owner, now)]
-        fits = {"preferences": fit_best((x for _, x in pinned),
-                                        room_for("preferences", int(budget_tokens * c.profile_share)))}
-        left = budget_tokens - (made.tokens if (made := block("preferences", fits["preferences"].kept)) else 0)
-        shown = {i for i, x in pinned if x in fits["preferences"].kept}
-        fits["facts"] = fit_best((fact_line(h.fact) for h in hits if h.fact.id not in shown), room_for("facts", left))
-        blocks = [b for tier in ("preferences", "facts") if (b := block(tier, in_time_order(fits[tier].kept)))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+
+        def facts(room: int, fits: Mapping[str, Fit]) -> Fit:
+            shown = {i for i, x in pinned if x in fits["preferences"].kept}  # facts, by id: not twice
+            return fit_best((fact_line(h.fact) for h in hits if h.fact.id not in shown), room)
+
+        fits = fill_tiers([Tier("preferences", lambda room, _: fit_best((x for _, x in pinned), room), c.profile_share),
+                           Tier("facts", facts)], budget_tokens)
+        return assemble(fits, ("preferences", "facts"), budget_tokens, in_time={"preferences", "facts"})
 
     def _profile(self, owner: str, now: datetime) -> list[Fact]:
         """The profile's preferences that are still current now."""

@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import Field
 
 from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Fit, Line, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.context import Context, Fit, Line, fit_best, fit_newest
 from memstream.designs.entries import Entry, Record
 from memstream.designs.index import RecordIndex
 from memstream.designs.letta import prompts
@@ -49,6 +49,7 @@ from memstream.designs.letta.memory import (
 from memstream.designs.letta.queue import QueueMessage
 from memstream.designs.letta.tools import AGENT_TOOLS, EDIT_ERRORS, SLEEPTIME_TOOLS
 from memstream.designs.log import RecordLog
+from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.errors import MemstreamError
 from memstream.models import Stage, count_tokens
 from memstream.stream import normalise_owner
@@ -208,20 +209,14 @@ class LettaDesign(MemoryDesign):
         if state is None:  # nothing written for this owner: nothing to show (and nothing made by a read)
             return Context([], budget_tokens)
         c = self.config
-        fits: dict[str, Fit] = {}
-        left = budget_tokens
-        candidates = {"summary": state.summary.lines(), "window": self._window(owner, state)}
-        for tier, share in (("core", c.core_share), ("summary", c.summary_share), ("window", c.window_share)):
-            room = room_for(tier, min(left, int(budget_tokens * share)))
-            fits[tier] = fit_core(self.store.of(owner), room) if tier == "core" else fit_newest(candidates[tier], room)
-            made = block(tier, fits[tier].kept)
-            left -= made.tokens if made else 0
-        shown = {i for x in fits["window"].kept for i in x.ids}
-        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left), shown)
-        blocks = [b for tier in ("core", "summary", "retrieved", "window")
-                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+        window = self._window(owner, state)
+        fits = fill_tiers([
+            Tier("core", lambda room, _: fit_core(self.store.of(owner), room), c.core_share),
+            Tier("summary", lambda room, _: fit_newest(state.summary.lines(), room), c.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room), c.window_share),
+            Tier("retrieved", lambda room, fits: self._retrieve(owner, query, now, room, shown_ids(fits, "window")))],
+            budget_tokens)
+        return assemble(fits, ("core", "summary", "retrieved", "window"), budget_tokens, in_time={"retrieved"})
 
     def _window(self, owner: str, state: OwnerState) -> list[Line]:
         """The queue's conversation turns as context lines, in order."""

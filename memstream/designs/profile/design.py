@@ -16,12 +16,12 @@ added it. :meth:`ProfileDesign.counters` says what the updates did (compactions,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from memstream.designs.base import MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, room_for
+from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
 from memstream.designs.profile.blame import Life, lives
@@ -29,6 +29,7 @@ from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.store import ProfileStore, Version
 from memstream.designs.profile.text import HEADING, priority, skeleton
 from memstream.designs.profile.update import Counters, update_stage
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage, count_tokens
 from memstream.stream import normalise_owner
 
@@ -70,10 +71,13 @@ class ProfileDesign(MemoryDesign):
             rank, ids = (-1, ()) if heading else (priority(section, life.text), turns[life.added])
             lines.append((rank, Line(life.text, count_tokens(life.text), ids, float(position))))
         ranked = [line for _, line in sorted(lines, key=lambda x: (x[0], x[1].order))]
-        kept = fit_best(ranked, room_for(TIER, budget_tokens)).kept
-        made = block(TIER, sorted(kept, key=lambda x: x.order))
-        cut_tokens = sum(x.tokens for x in ranked) - sum(x.tokens for x in kept)  # every line is wanted
-        return Context([made] if made else [], budget_tokens, len(ranked) - len(kept), cut_tokens)
+
+        def whole_file(room: int, _: Mapping[str, Fit]) -> Fit:
+            """The lines that fit, best first; every line left out counts as cut (every line is wanted)."""
+            kept = fit_best(ranked, room).kept
+            return Fit(kept, len(ranked) - len(kept), sum(x.tokens for x in ranked) - sum(x.tokens for x in kept))
+
+        return assemble(fill_tiers([Tier(TIER, whole_file)], budget_tokens), (TIER,), budget_tokens, in_time={TIER})
 
     def _current(self, owner: str, versions: list[Version]) -> list[Life]:
         """The current file's lines (headings included) with the version each came from, made once per version."""

@@ -226,8 +226,8 @@ def test_a_state_file_written_before_typed_state_loads_and_means_the_same(name: 
     written_then = json.loads((STATES / f"{name}.json").read_text())
     expected = json.loads((STATES / "contexts.json").read_text())[name]
     design = build(name, **written_then["config"])
-    extra = load_state(design, STATES / f"{name}.json")
-    assert extra["note"] == "written at dfd4261"
+    loaded = load_state(design, STATES / f"{name}.json")
+    assert loaded.extra["note"] == "written at dfd4261" and loaded.config == design.config
     for key, want in expected.items():
         if key == "counters":
             continue
@@ -260,3 +260,42 @@ def test_fill_tiers_gives_each_tier_its_share_and_the_rest_what_is_left() -> Non
     assert not shown_ids(fits, "pinned") & shown_ids(fits, "retrieved")
     c = assemble(fits, ("retrieved", "pinned", "window"), 200)
     assert [b.tier for b in c.blocks] == ["retrieved", "pinned"] and c.tokens == 200
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_a_first_format_file_saved_again_is_per_owner_and_means_the_same(tmp_path: Path, name: str) -> None:
+    import json
+
+    config = json.loads((STATES / f"{name}.json").read_text())["config"]
+    old = build(name, **config)
+    load_state(old, STATES / f"{name}.json")
+    saved = json.loads(save_state(old, tmp_path / "again.json").read_text())
+    assert saved["format"] == 2 and (name == "facts" or set(saved["state"]["owners"]) == {"ann", "bob"})
+    again = build(name, **config)
+    load_state(again, tmp_path / "again.json")
+    assert again.get_state() == old.get_state()
+    for owner in ("ann", "bob"):
+        a, b = (d.context(owner, "the pottery class", T0 + timedelta(days=1), 500) for d in (old, again))
+        assert (a.text, a.ids, a.cut) == (b.text, b.ids, b.cut)
+
+
+@pytest.mark.parametrize(("name", "damage", "problem"), [
+    ("full", lambda s: s["owners"]["ann"]["records"][0].pop("text"), "damaged full state (owners.ann.records.0.text"),
+    ("tiered", lambda s: s["owners"]["ann"]["summary"].update(pending=[999]), "damaged tiered state (KeyError: 999)"),
+    ("letta", lambda s: s["owners"]["ann"]["agent"]["queue"]["messages"][0].update(role="boss"),
+     "damaged letta state (owners.ann.agent.queue.messages.0.role"),
+    ("stream", lambda s: s["owners"]["ann"]["memories"][0].update(created_at="yesterday"), "damaged stream state"),
+    ("facts", lambda s: s.update(path="elsewhere.db"), "damaged facts state"),
+])
+def test_a_damaged_state_file_is_refused_in_one_line(tmp_path: Path, name: str, damage, problem: str) -> None:  # noqa: ANN001
+    import json
+
+    design = build(name, **({"batch": 50} if name == "tiered" else {}))
+    written(design, turns(30))
+    path = save_state(design, tmp_path / "state.json")
+    data = json.loads(path.read_text())
+    damage(data["state"])
+    path.write_text(json.dumps(data))
+    with pytest.raises(MemstreamError) as refused:
+        load_state(build(name, **({"batch": 50} if name == "tiered" else {})), path)
+    assert problem in str(refused.value) and "\n" not in str(refused.value)

@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
-from typing import Any
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
+from memstream.designs.state import DesignState, Moment, Saved
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage
 from memstream.reflection import THRESHOLD, maybe_reflect_stage
@@ -49,10 +49,39 @@ class StreamConfig(DesignConfig):
     touch: bool = False
 
 
-class StreamDesign(MemoryDesign):
+class SavedMemory(Saved):
+    """One memory of the stream, as its state file keeps it (its owner is the owner it is kept under)."""
+
+    id: int = Field(ge=1)
+    kind: str
+    text: str
+    created_at: Moment
+    importance: int
+    cites: list[int] = Field(default_factory=list)
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class StreamOwner(Saved):
+    """An owner's memories, the accesses retrieval recorded (memory id, when), and the id it reflected through."""
+
+    memories: list[SavedMemory] = Field(default_factory=list)
+    accesses: list[tuple[int, Moment]] = Field(default_factory=list)
+    reflected_through: int = Field(default=0, ge=0)
+
+
+class StreamState(DesignState):
+    """The state of ``stream``: the embedder that made its vectors, and each owner's memories."""
+
+    embedder: str
+    owners: dict[str, StreamOwner] = Field(default_factory=dict)
+
+
+class StreamDesign(MemoryDesign[StreamState]):
     name = "stream"
     embeds = True
     Config = StreamConfig
+    State = StreamState
+    config: StreamConfig
 
     def __init__(self, config: StreamConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -97,15 +126,29 @@ class StreamDesign(MemoryDesign):
         """Reflections made (the stream never compacts or drops what it was given)."""
         return {"reflections": self.reflections}
 
-    def get_state(self) -> dict[str, Any]:
-        owners = self.stream.owners()
-        return {"stream": self.stream.get_state(),
-                "reflected": {o: self.stream.reflected_through(o) for o in owners}}
+    def get_state(self) -> StreamState:
+        whole = self.stream.get_state()  # the stream's own JSON-ready state, read per owner here
+        memories: dict[str, list[SavedMemory]] = {o: [] for o in self.stream.owners()}
+        owner_of: dict[int, str] = {}
+        for m in whole["memories"]:
+            owner_of[m["id"]] = m["owner"]
+            memories.setdefault(m["owner"], []).append(SavedMemory.model_validate(
+                {k: v for k, v in m.items() if k != "owner"}))
+        accesses: dict[str, list[tuple[int, datetime]]] = {o: [] for o in memories}
+        for mid, at in whole["accesses"]:
+            accesses[owner_of[mid]].append((mid, datetime.fromisoformat(at)))
+        return StreamState(embedder=whole["embedder"], owners={
+            o: StreamOwner(memories=mine, accesses=accesses[o], reflected_through=self.stream.reflected_through(o))
+            for o, mine in memories.items()})
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.stream.set_state(state["stream"])
-        for owner, through in state["reflected"].items():
-            self.stream.mark_reflected(owner, through)
+    def set_state(self, state: StreamState) -> None:
+        memories = sorted(((o, m) for o, saved in state.owners.items() for m in saved.memories), key=lambda x: x[1].id)
+        self.stream.set_state({
+            "embedder": state.embedder,
+            "memories": [{"id": m.id, "owner": o, **m.model_dump(mode="json", exclude={"id"})} for o, m in memories],
+            "accesses": [[mid, at.isoformat()] for saved in state.owners.values() for mid, at in saved.accesses]})
+        for owner, saved in state.owners.items():
+            self.stream.mark_reflected(owner, saved.reflected_through)
 
 
 def _closure(stream: MemoryStream, owner: str, memory_id: int) -> tuple[int, ...]:

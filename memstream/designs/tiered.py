@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field, field_validator
 
@@ -30,6 +29,7 @@ from memstream.designs.retrievers import (
     check_retriever,
     score,
 )
+from memstream.designs.state import DesignState, SavedSummary, SummarisedOwner, records_of
 from memstream.designs.summary import Summary, absorb_stage
 from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.models import Embedder, Stage, make_embedder
@@ -52,10 +52,25 @@ class TieredConfig(DesignConfig):
         return check_retriever(value)
 
 
-class TieredDesign(MemoryDesign):
+class TieredOwner(SummarisedOwner):
+    """An owner's records, summary and the importance the model rated each record (the generative retrievers')."""
+
+    importance: dict[int, int] = Field(default_factory=dict)
+
+
+class TieredState(DesignState):
+    """The state of ``tiered``: each owner's records, summary and ratings."""
+
+    next_id: int = Field(default=1, ge=1)
+    owners: dict[str, TieredOwner] = Field(default_factory=dict)
+
+
+class TieredDesign(MemoryDesign[TieredState]):
     name = "tiered"
     embeds = True
     Config = TieredConfig
+    State = TieredState
+    config: TieredConfig
 
     def __init__(self, config: TieredConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -128,14 +143,20 @@ class TieredDesign(MemoryDesign):
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
         return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()},
-                "importance": {str(k): v for k, v in self.importance.items()}}
+    def get_state(self) -> TieredState:
+        records = self.log.saved()
+        owners = {}
+        for o in dict.fromkeys([*records, *self.summaries]):
+            mine = records[o].records if o in records else []
+            owners[o] = TieredOwner(records=mine, summary=SavedSummary.of(self._summary(o)),
+                                    importance={r.id: self.importance[r.id] for r in mine if r.id in self.importance})
+        return TieredState(next_id=self.log.next_id, owners=owners)
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
-        self.summaries = {o: Summary.from_dict(s) for o, s in state["summaries"].items()}
-        self.importance = {int(k): int(v) for k, v in state["importance"].items()}
+    def set_state(self, state: TieredState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
+        by_id = self.log.by_id()
+        self.summaries = {o: saved.summary.summary(by_id) for o, saved in state.owners.items()}
+        self.importance = {i: x for saved in state.owners.values() for i, x in saved.importance.items()}
         self.indexes = {}
         for owner, records in self.log.by_owner.items():
             self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])

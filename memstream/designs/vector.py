@@ -9,25 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
-from memstream.designs.base import MemoryDesign, check_budget
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
+from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import normalise_owner, top_k
 
 
-class VectorDesign(MemoryDesign):
+class VectorDesign(MemoryDesign[LogState]):
     name = "vector"
+    State = LogState
     embeds = True
 
-    def __init__(self, config=None, *, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+    def __init__(self, config: DesignConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
         self.embedder = embedder or make_embedder()
         self.log = RecordLog()
@@ -53,11 +54,11 @@ class VectorDesign(MemoryDesign):
         fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
         return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state()}
+    def get_state(self) -> LogState:
+        return LogState(next_id=self.log.next_id, owners=self.log.saved())
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
+    def set_state(self, state: LogState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
         self.indexes = {}
         for owner, records in self.log.by_owner.items():
             self._index(owner).add(records)

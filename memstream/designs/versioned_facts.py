@@ -24,9 +24,8 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from memstream.designs import prompts
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
@@ -34,6 +33,7 @@ from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
+from memstream.designs.state import DesignState
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.errors import MemstreamError
 from memstream.facts import Change, Fact, FactStore, NewFact, Source, apply, profile, recall, sweep
@@ -57,10 +57,26 @@ class FactsConfig(DesignConfig):
     profile_share: float = Field(default=0.1, ge=0, le=1)
 
 
-class FactsDesign(MemoryDesign):
+class FactsState(DesignState):
+    """The state of ``facts``: the facts file itself (its bytes, base64) for a store kept in memory, else its
+    path. The store keeps every owner's facts, versions and sources in their own rows already."""
+
+    db: str | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> FactsState:
+        if (self.db is None) == (self.path is None):
+            raise ValueError("a facts state holds either the store's bytes (db) or its path, one of them")
+        return self
+
+
+class FactsDesign(MemoryDesign[FactsState]):
     name = "facts"
     embeds = True
     Config = FactsConfig
+    State = FactsState
+    config: FactsConfig
 
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -148,18 +164,18 @@ class FactsDesign(MemoryDesign):
 
     # -- state --------------------------------------------------------------------------------------
 
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> FactsState:
         """The whole store (the facts file's bytes) for an in-memory store; a file-backed store is its file."""
         if not self.store.in_memory:
-            return {"path": self.config.path}
-        return {"db": base64.b64encode(self.store.dump_bytes()).decode("ascii")}
+            return FactsState(path=self.config.path)
+        return FactsState(db=base64.b64encode(self.store.dump_bytes()).decode("ascii"))
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        if "path" in state:
-            if state["path"] != self.config.path:
-                raise MemstreamError(f"this facts state is the file {state['path']}; set path to it")
+    def set_state(self, state: FactsState) -> None:
+        if state.path is not None:
+            if state.path != self.config.path:
+                raise MemstreamError(f"this facts state is the file {state.path}; set path to it")
             return
-        self.store.load_bytes(base64.b64decode(state["db"]))
+        self.store.load_bytes(base64.b64decode(state.db or "", validate=True))
 
 
 def _new_fact(x: ExtractedFact, at: datetime) -> NewFact | None:

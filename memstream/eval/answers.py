@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from tqdm import tqdm
 
-from memstream.designs import Context, DesignConfig, MemoryDesign, load_state, make_design, save_state
+from memstream.designs import Context, MemoryDesign, load_state, make_design, save_state
 from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.eval import prompts
 from memstream.eval.conversation import sessions
@@ -140,23 +139,15 @@ def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, sta
         ids = _write(design, h, chat, cost)
         save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}, "source": source})
         return ids
-    extra = load_state(design, path)
-    if _settings_of(design, extra.get("config")) != design.config:
-        raise MemstreamError(f"{path} was written with other {design.name} settings ({extra.get('config')}); "
+    loaded = load_state(design, path)
+    if loaded.config != design.config:
+        raise MemstreamError(f"{path} was written with other {design.name} settings ({loaded.config}); "
                              "remove it or use another --state folder")
+    extra = loaded.extra
     if extra.get("source") != source:
         raise MemstreamError(f"{path} was written from another conversation or with another model than this "
                              f"one ({h.key!r}, {chat.name}); remove it or use another --state folder")
     return {int(k): v for k, v in extra["ids"].items()}
-
-
-def _settings_of(design: MemoryDesign, kept: object) -> DesignConfig | None:
-    """The settings a state file was written with, as the design reads them (a setting added since,
-    such as a weight the design does not use, takes its default); None if they are not its settings."""
-    try:
-        return design.Config.model_validate(kept)
-    except ValidationError:
-        return None
 
 
 def _source(h: Haystack, chat: ChatModel, gate: str = GATE_OFF) -> str:

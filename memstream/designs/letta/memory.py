@@ -43,16 +43,6 @@ class OwnerState:
     evicted: int = 0          # messages evicted from the queue so far
     slept_through: int = 0    # the last record id the sleep-time agent has read
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"queue": self.queue.to_dict(), "summary": self.summary.to_dict(), "counts": dict(self.counts),
-                "evicted": self.evicted, "slept_through": self.slept_through}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> OwnerState:
-        return cls(Queue.from_dict(d["queue"]), Summary.from_dict(d["summary"]),
-                   Counter({str(k): int(v) for k, v in d["counts"].items()}), int(d["evicted"]),
-                   int(d["slept_through"]))
-
 
 class Holder(Protocol):
     """What a view needs of the design that holds the memory (:class:`~.design.LettaDesign`)."""

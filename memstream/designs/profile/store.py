@@ -19,7 +19,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,6 +70,7 @@ class Version:
         return cls(int(row[0]), row[1], json.loads(row[2]), row[3], float(row[4]), tuple(json.loads(row[5])))
 
     def to_dict(self) -> dict[str, Any]:
+        """The version as ``memstream profile ... --json`` prints it."""
         return {"n": self.n, "text": self.text, "edit": self.edit, "at": self.at, "made_s": self.made_s,
                 "turns": list(self.turns)}
 
@@ -168,18 +169,19 @@ class ProfileStore:
             self.db.execute("COMMIT")
         return free
 
-    # -- state (a design's JSON) ----------------------------------------------------------------
+    # -- state (a design's state file) ----------------------------------------------------------
 
-    def get_state(self) -> list[dict[str, Any]]:
-        return [{"owner": o, "scope": s, **v.to_dict()} for o, s in self.files() for v in self.versions(o, s)]
+    def everything(self) -> list[tuple[str, str, Version]]:
+        """Every version of every file, with its owner and scope (by owner, scope and number)."""
+        return [(o, s, v) for o, s in self.files() for v in self.versions(o, s)]
 
-    def set_state(self, rows: list[dict[str, Any]]) -> None:
+    def restore(self, versions: Iterable[tuple[str, str, Version]]) -> None:
+        """Write ``versions`` (owner, scope, version) as they were, in one transaction."""
         with self._transaction():
-            for r in rows:
+            for owner, scope, v in versions:
                 self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
-                                "VALUES (?,?,?,?,?,?,?,?)", (r["owner"], r["scope"], int(r["n"]), r["text"],
-                                                             json.dumps(r["edit"]), r["at"], float(r["made_s"]),
-                                                             json.dumps(r["turns"])))
+                                "VALUES (?,?,?,?,?,?,?,?)", (owner, scope, v.n, v.text, json.dumps(v.edit), v.at,
+                                                             v.made_s, json.dumps(list(v.turns))))
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:

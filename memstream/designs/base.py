@@ -32,7 +32,7 @@ from memstream.designs.context import Context
 from memstream.designs.entries import Entry
 from memstream.designs.state import DesignState
 from memstream.errors import MemstreamError
-from memstream.models import ChatModel, Stage, run_direct
+from memstream.models import ChatModel, Embedder, Stage, run_direct
 from memstream.trust import Checker
 
 #: The counter names reports read from :meth:`MemoryDesign.counters` (a design may count more).
@@ -60,8 +60,12 @@ class MemoryDesign(ABC, Generic[S]):
     Config: ClassVar[type[DesignConfig]] = DesignConfig
     #: The type of what :meth:`get_state` returns (what its state file holds, validated on load).
     State: ClassVar[type[DesignState]]
-    #: Whether the design takes an ``embedder`` (it ranks by relevance).
-    embeds: ClassVar[bool] = False
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> MemoryDesign[Any]:
+        """The design with ``config`` (its ``Config``) and, for a design that ranks by relevance,
+        ``embedder`` (such a design takes it by overriding this; the others ignore it)."""
+        return cls(config)
 
     def __init__(self, config: DesignConfig | None = None) -> None:
         self.config = config or self.Config()
@@ -125,6 +129,16 @@ def _drive(stage: Stage[Any], chat: ChatModel | None, design: str, what: str) ->
     purpose = (asked[0] if isinstance(asked, list) else asked).purpose
     stage.close()
     raise MemstreamError(f"the {design} design asks a chat model to {what} ({purpose}); pass chat=...")
+
+
+C = TypeVar("C", bound=DesignConfig)
+
+
+def own_config(config: DesignConfig, kind: type[C]) -> C:
+    """``config`` as the settings of the design that takes ``kind`` (one line if they are another's)."""
+    if not isinstance(config, kind):
+        raise MemstreamError(f"{type(config).__name__} are not the settings this design takes ({kind.__name__})")
+    return config
 
 
 def check_budget(budget_tokens: int) -> int:

@@ -18,7 +18,7 @@ from functools import cache
 
 from pydantic import Field, JsonValue
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
 from memstream.designs.context import Context, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
@@ -78,10 +78,13 @@ class StreamState(DesignState):
 
 class StreamDesign(MemoryDesign[StreamState]):
     name = "stream"
-    embeds = True
     Config = StreamConfig
     State = StreamState
     config: StreamConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> StreamDesign:
+        return cls(own_config(config, StreamConfig), embedder=embedder)
 
     def __init__(self, config: StreamConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)

@@ -40,9 +40,9 @@ def make_design(name: str, *, embedder: Embedder | None = None, **config: Any) -
     """A design by name with its settings (each design's ``Config`` says which it takes)."""
     kind = DESIGNS.get(name)
     if kind is None:
-        design_names(name)  # raises, naming the known ones
+        raise MemstreamError(f"unknown design {name!r}; use one of {', '.join(DESIGNS)}")
     try:
         settings = kind.Config(**config)
     except ValidationError as e:
         raise MemstreamError(f"bad settings for the {name} design: {problem(e)}") from None
-    return kind(settings, embedder=embedder) if kind.embeds else kind(settings)
+    return kind.made(settings, embedder)

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from pydantic import Field, field_validator
 
-from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget, own_config
 from memstream.designs.context import Context, Fit, fit_best, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
@@ -67,10 +67,13 @@ class TieredState(DesignState):
 
 class TieredDesign(MemoryDesign[TieredState]):
     name = "tiered"
-    embeds = True
     Config = TieredConfig
     State = TieredState
     config: TieredConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> TieredDesign:
+        return cls(own_config(config, TieredConfig), embedder=embedder)
 
     def __init__(self, config: TieredConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)

@@ -26,7 +26,10 @@ from memstream.stream import normalise_owner, top_k
 class VectorDesign(MemoryDesign[LogState]):
     name = "vector"
     State = LogState
-    embeds = True
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> VectorDesign:
+        return cls(config, embedder=embedder)
 
     def __init__(self, config: DesignConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)

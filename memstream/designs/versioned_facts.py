@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 from pydantic import Field, model_validator
 
 from memstream.designs import prompts
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
 from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
@@ -36,7 +36,7 @@ from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, ver
 from memstream.designs.state import DesignState
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.errors import MemstreamError
-from memstream.facts import Change, Fact, FactStore, NewFact, Source, apply, profile, recall, sweep
+from memstream.facts import Action, Change, Fact, FactStore, NewFact, Source, View, apply, profile, recall, sweep
 from memstream.models import Embedder, Request, Stage
 from memstream.stream import normalise_owner
 from memstream.timeutil import from_epoch, to_epoch
@@ -73,10 +73,13 @@ class FactsState(DesignState):
 
 class FactsDesign(MemoryDesign[FactsState]):
     name = "facts"
-    embeds = True
     Config = FactsConfig
     State = FactsState
     config: FactsConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> FactsDesign:
+        return cls(own_config(config, FactsConfig), embedder=embedder)
 
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -105,7 +108,9 @@ class FactsDesign(MemoryDesign[FactsState]):
             changes = yield from self._classify_stage(owner, candidates, e.at)
             source = Source(entry_key(e), e.text, e.at)
             apply(self.store, owner, source, changes, tenant=c.tenant)
-            ids.append(self.store.source_id(c.tenant, owner, source.key))
+            written = self.store.source_id(c.tenant, owner, source.key)
+            assert written is not None, "apply writes the turn's source in its transaction"
+            ids.append(written)
         return ids
 
     def _classify_stage(self, owner: str, candidates: list[NewFact], at: datetime) -> Stage[list[Change]]:
@@ -114,14 +119,16 @@ class FactsDesign(MemoryDesign[FactsState]):
         related = [self._related(owner, x.text, at) for x in candidates]
         asks = [Request(prompts.CLASSIFY_PURPOSE, prompts.classify_messages(x.text, [f.text for f in near]),
                         verdict_parser(len(near))) for x, near in zip(candidates, related, strict=True) if near]
-        verdicts: list[Verdict | None] = iter((yield asks) if asks else [])
+        answered: list[Verdict | None] = (yield asks) if asks else []
+        verdicts = iter(answered)
         changes = []
         for x, near in zip(candidates, related, strict=True):
             v = next(verdicts) if near else None
-            action = v.action if v is not None else "new"
+            action: Action = v.action if v is not None else "new"
             if action == "update" and x.kind == "episode":
                 action = "new"  # what happened once stays true; it is not a new version of another
-            changes.append(Change(action, x, near[v.target - 1].id if action != "new" else None))
+            target = v.target if v is not None and action != "new" else None
+            changes.append(Change(action, x, near[target - 1].id if target is not None else None))
         return changes
 
     def _related(self, owner: str, text: str, at: datetime) -> list[Fact]:
@@ -144,7 +151,7 @@ class FactsDesign(MemoryDesign[FactsState]):
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
         owner, c = normalise_owner(owner), self.config
-        view = "history" if HISTORY.search(query) else "current"
+        view: View = "history" if HISTORY.search(query) else "current"
         hits = recall(self.store, owner, query, now, k=c.recall_k, view=view, tenant=c.tenant)
         pinned = [(f.id, fact_line(f)) for f in self._profile(owner, now)]
 

@@ -181,7 +181,8 @@ def load_longmemeval(path: str | Path, *, granularity: Literal["session", "round
         if abstains and not abstention:
             out.skipped["abstention questions (no evidence)"] += 1
             continue
-        memories, evidence = [], set()
+        memories: list[EvalMemory] = []
+        evidence: set[int] = set()
         answers = set(item.get("answer_session_ids") or [])
         for sid, date, session in zip(item["haystack_session_ids"], item["haystack_dates"],
                                       item["haystack_sessions"], strict=False):

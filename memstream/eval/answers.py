@@ -20,7 +20,7 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,7 +91,7 @@ class Results:
 
 
 def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence[int], models: Models, *,
-                     window: int = DEFAULT_WINDOW, settings: dict[str, dict[str, Any]] | None = None,
+                     window: int = DEFAULT_WINDOW, settings: Mapping[str, Mapping[str, object]] | None = None,
                      state_dir: Path | None = None, progress: bool = True,
                      gate: Callable[[], Checker] = Checker.off) -> list[dict[str, Any]]:
     """One result row per design and budget (``full`` included, and at the whole window).

@@ -51,6 +51,17 @@ class _Prepared:
     in_scope: np.ndarray   # (questions, memories), 1 inside the span the question names
 
 
+@dataclass(frozen=True)
+class _Scored:
+    """One question's ranking under one retriever, scored."""
+
+    category: str
+    history_tokens: int
+    metrics: dict[str, float]       # recall_any@k, recall_all@k, ndcg@k
+    context_tokens: dict[int, int]  # the tokens of the top k, by k
+    curve: list[float]              # recall_any@1, @2, ...
+
+
 def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers: set[str]) -> _Prepared:
     chunks = [c for m in h.memories for c in m.chunks]
     starts = np.cumsum([0] + [len(m.chunks) for m in h.memories[:-1]])
@@ -107,7 +118,7 @@ def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
         raise MemstreamError("-k needs positive integers, e.g. 5,10")
     w = weights or RETRIEVAL_WEIGHTS
     curve_k = max(max(ks), 20)
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    rows: dict[str, list[_Scored]] = defaultdict(list)
     bar = tqdm(dataset.haystacks, desc=f"{dataset.name} {dataset.granularity}", unit="stream",
                disable=not progress, leave=False)
     for h in bar:
@@ -116,36 +127,36 @@ def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
         for i, q in enumerate(h.questions):
             for name in retrievers:
                 ranked = top_k(scores_for(name, p, i, w), curve_k).tolist()
-                rows[name].append({
-                    "category": q.category, "history_tokens": history,
-                    **{f"recall_any@{k}": recall_any(ranked, q.evidence, k) for k in ks},
-                    **{f"recall_all@{k}": recall_all(ranked, q.evidence, k) for k in ks},
-                    **{f"ndcg@{k}": ndcg(ranked, q.evidence, k) for k in ks},
-                    **{f"context_tokens@{k}": int(p.tokens[ranked[:k]].sum()) for k in ks},
-                    "curve": [recall_any(ranked, q.evidence, k) for k in range(1, curve_k + 1)],
-                })
+                rows[name].append(_Scored(
+                    q.category, history,
+                    {**{f"recall_any@{k}": recall_any(ranked, q.evidence, k) for k in ks},
+                     **{f"recall_all@{k}": recall_all(ranked, q.evidence, k) for k in ks},
+                     **{f"ndcg@{k}": ndcg(ranked, q.evidence, k) for k in ks}},
+                    {k: int(p.tokens[ranked[:k]].sum()) for k in ks},
+                    [recall_any(ranked, q.evidence, k) for k in range(1, curve_k + 1)]))
     return [_summary(dataset, embedder, name, rows[name], ks) for name in retrievers]
 
 
-def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[dict[str, Any]],
+def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[_Scored],
              ks: Sequence[int]) -> dict[str, Any]:
+    """One retriever's result, as ``memstream eval --json`` writes it."""
     metrics = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
 
-    def mean(rs: list[dict[str, Any]]) -> dict[str, float]:
-        return {m: round(statistics.fmean(r[m] for r in rs), 4) if rs else 0.0 for m in metrics}
+    def mean(rs: list[_Scored]) -> dict[str, float]:
+        return {m: round(statistics.fmean(r.metrics[m] for r in rs), 4) if rs else 0.0 for m in metrics}
 
-    by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_cat: dict[str, list[_Scored]] = defaultdict(list)
     for r in rows:
-        by_cat[r["category"]].append(r)
+        by_cat[r.category].append(r)
     out: dict[str, Any] = {"dataset": dataset.name, "granularity": dataset.granularity, "retriever": name,
                            "embedder": embedder.name, "n": len(rows), **mean(rows)}
     if rows:
-        out["history_tokens_median"] = statistics.median(r["history_tokens"] for r in rows)
+        out["history_tokens_median"] = statistics.median(r.history_tokens for r in rows)
         for k in ks:
-            out[f"context_tokens_median@{k}"] = statistics.median(r[f"context_tokens@{k}"] for r in rows)
+            out[f"context_tokens_median@{k}"] = statistics.median(r.context_tokens[k] for r in rows)
             out[f"context_share_median@{k}"] = round(statistics.median(
-                r[f"context_tokens@{k}"] / max(r["history_tokens"], 1) for r in rows), 4)
-        out["recall_any_curve"] = [round(statistics.fmean(c), 4) for c in zip(*(r["curve"] for r in rows),
+                r.context_tokens[k] / max(r.history_tokens, 1) for r in rows), 4)
+        out["recall_any_curve"] = [round(statistics.fmean(c), 4) for c in zip(*(r.curve for r in rows),
                                                                                strict=True)]
     out["per_category"] = {c: {"n": len(rs), **mean(rs)} for c, rs in sorted(by_cat.items())}
     out["skipped"] = dict(dataset.skipped)

@@ -213,3 +213,89 @@ def test_summary_calls_grow_with_the_history_not_with_each_turn() -> None:
         design.write("ann", turns(30, session=f"S{s}", start=30 * s), chat=chat)
         design.consolidate("ann", T0, chat=chat)
     assert chat.usage.by_purpose["design-summary"].calls == math.ceil(290 / 10)
+
+
+STATES = Path(__file__).parent / "fixtures" / "design_states"
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_a_state_file_written_before_typed_state_loads_and_means_the_same(name: str) -> None:
+    """The files in fixtures/design_states were written by the code before design state was typed."""
+    import json
+
+    written_then = json.loads((STATES / f"{name}.json").read_text())
+    expected = json.loads((STATES / "contexts.json").read_text())[name]
+    design = build(name, **written_then["config"])
+    loaded = load_state(design, STATES / f"{name}.json")
+    assert loaded.extra["note"] == "written at dfd4261" and loaded.config == design.config
+    for key, want in expected.items():
+        if key == "counters":
+            continue
+        owner, query, budget = key.split("|")
+        c = design.context(owner, query, T0 + timedelta(days=1), int(budget))
+        assert {"text": c.text, "ids": sorted(c.ids), "cut": c.cut, "cut_tokens": c.cut_tokens} == want, key
+    # the stream counts the reflections it made since it was made; the others keep their counts in their state
+    assert design.counters() == ({"reflections": 0} if name == "stream" else expected["counters"])
+
+
+def test_fill_tiers_gives_each_tier_its_share_and_the_rest_what_is_left() -> None:
+    from memstream.designs.context import Fit, Line, fit_newest, header_tokens
+    from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
+
+    lines = [Line(f"line {i}", 1, (i,), float(i)) for i in range(400)]  # a token each, more than fit
+    rooms: dict[str, int] = {}
+
+    def newest(name: str):
+        def fill(room: int, fits: object) -> Fit:
+            rooms[name] = room
+            return fit_newest(lines, room)
+        return fill
+
+    fits = fill_tiers([Tier("pinned", newest("pinned"), 0.1), Tier("window", lambda room, _: Fit([]), 0.5),
+                       Tier("retrieved", lambda room, fits: fit_newest(
+                           [x for x in lines if x.ids[0] not in shown_ids(fits, "pinned")], room))], 200)
+    assert rooms["pinned"] == 20 - header_tokens("pinned")  # its share, less its heading
+    used = header_tokens("pinned") + fits["pinned"].tokens
+    assert fits["retrieved"].tokens == 200 - used - header_tokens("retrieved")  # the empty window's share goes on
+    assert not shown_ids(fits, "pinned") & shown_ids(fits, "retrieved")
+    c = assemble(fits, ("retrieved", "pinned", "window"), 200)
+    assert [b.tier for b in c.blocks] == ["retrieved", "pinned"] and c.tokens == 200
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_a_first_format_file_saved_again_is_per_owner_and_means_the_same(tmp_path: Path, name: str) -> None:
+    import json
+
+    config = json.loads((STATES / f"{name}.json").read_text())["config"]
+    old = build(name, **config)
+    load_state(old, STATES / f"{name}.json")
+    saved = json.loads(save_state(old, tmp_path / "again.json").read_text())
+    assert saved["format"] == 2 and (name == "facts" or set(saved["state"]["owners"]) == {"ann", "bob"})
+    again = build(name, **config)
+    load_state(again, tmp_path / "again.json")
+    assert again.get_state() == old.get_state()
+    for owner in ("ann", "bob"):
+        a, b = (d.context(owner, "the pottery class", T0 + timedelta(days=1), 500) for d in (old, again))
+        assert (a.text, a.ids, a.cut) == (b.text, b.ids, b.cut)
+
+
+@pytest.mark.parametrize(("name", "damage", "problem"), [
+    ("full", lambda s: s["owners"]["ann"]["records"][0].pop("text"), "damaged full state (owners.ann.records.0.text"),
+    ("tiered", lambda s: s["owners"]["ann"]["summary"].update(pending=[999]), "damaged tiered state (KeyError: 999)"),
+    ("letta", lambda s: s["owners"]["ann"]["agent"]["queue"]["messages"][0].update(role="boss"),
+     "damaged letta state (owners.ann.agent.queue.messages.0.role"),
+    ("stream", lambda s: s["owners"]["ann"]["memories"][0].update(created_at="yesterday"), "damaged stream state"),
+    ("facts", lambda s: s.update(path="elsewhere.db"), "damaged facts state"),
+])
+def test_a_damaged_state_file_is_refused_in_one_line(tmp_path: Path, name: str, damage, problem: str) -> None:
+    import json
+
+    design = build(name, **({"batch": 50} if name == "tiered" else {}))
+    written(design, turns(30))
+    path = save_state(design, tmp_path / "state.json")
+    data = json.loads(path.read_text())
+    damage(data["state"])
+    path.write_text(json.dumps(data))
+    with pytest.raises(MemstreamError) as refused:
+        load_state(build(name, **({"batch": 50} if name == "tiered" else {})), path)
+    assert problem in str(refused.value) and "\n" not in str(refused.value)

@@ -10,11 +10,10 @@ import pytest
 from memstream.cli import main
 from memstream.errors import MemstreamError
 from memstream.eval import evaluate, load_locomo, load_longmemeval
-from memstream.eval.harness import EvalWeights
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import WINDOW_WORDS
-from memstream.stream import add_rated
+from memstream.stream import Weights, add_rated
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LOCOMO = DATA / "locomo" / "locomo-dev.json"
@@ -132,7 +131,7 @@ def test_the_span_a_question_names_lifts_the_memories_inside_it(tmp_path: Path) 
     d = load_longmemeval(path)
 
     def at_1(time: float) -> float:
-        w = EvalWeights(0, 0, 1, 1, time=time)
+        w = Weights(recency=0, importance=0, relevance=1, bm25=1, time=time)
         return evaluate(d, HashEmbedder(256), OfflineChatModel(), retrievers=["generative+bm25"], ks=[1], weights=w,
                         progress=False)[0]["recall_any@1"]
 
@@ -187,7 +186,7 @@ def test_eval_bad_input_is_one_line(tmp_path: Path, capsys, argv: list[str], pro
 def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> None:
     """On real turns, the harness's generative ranking is what a MemoryStream holding them returns."""
     from memstream.eval.harness import _prepare, scores_for
-    from memstream.stream import MemoryStream, Weights
+    from memstream.stream import MemoryStream
     from memstream.stream.scoring import top_k
 
     conv = json.loads(LOCOMO.read_text())[:1]
@@ -201,11 +200,11 @@ def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> No
     p = _prepare(h, emb, chat, {"generative"})
     hits = 0.0
     for time in (0.0, 1.0):
-        ew, sw = EvalWeights(1, 1, 1, time=time), Weights(time=time)
+        w = Weights(time=time)  # the retrievers' and the stream's weights are one type
         for i, q in enumerate(h.questions):
-            score = scores_for("generative", p, i, ew)
+            score = scores_for("generative", p, i, w)
             expected = top_k(score, 10).tolist()
-            got = stream.retrieve("conv", q.text, now=q.asked_at, k=10, weights=sw, touch=False)
+            got = stream.retrieve("conv", q.text, now=q.asked_at, k=10, weights=w, touch=False)
             # the same ranking, up to the order of scores equal within float32 rounding
             assert [score[r.memory.id - 1] for r in got] == pytest.approx([score[e] for e in expected], abs=1e-6)
             assert [r.score for r in got] == pytest.approx([score[r.memory.id - 1] for r in got], abs=1e-6)

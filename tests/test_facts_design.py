@@ -82,7 +82,7 @@ def test_a_classifier_naming_a_fact_it_was_not_shown_is_retried_then_taken_as_ne
 def test_state_round_trips_and_another_embedder_is_refused() -> None:
     d = design()
     d.write("u", [said("user: I drive a red 2015 Volvo estate.", 0)], chat=OfflineChatModel())
-    state = json.loads(json.dumps(d.get_state()))
+    state = d.State.model_validate_json(d.get_state().model_dump_json())  # through its JSON
     again = design()
     again.set_state(state)
     assert "Volvo" in again.context("u", "what car do I drive", T0 + timedelta(days=1), 300).text

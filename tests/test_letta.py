@@ -236,7 +236,7 @@ def test_eviction_never_takes_the_turn_being_handled() -> None:
 def test_a_read_makes_nothing_for_an_unknown_owner() -> None:
     design = LettaDesign()
     assert design.context("nobody", "q", T0, 500).blocks == [] and design.counters("nobody") == {}
-    assert design.get_state()["owners"] == {}
+    assert design.get_state().owners == {}
 
 
 def filled_to(design: LettaDesign, target: int) -> None:
@@ -335,7 +335,7 @@ def test_state_round_trips_through_json_with_shared_blocks_still_shared() -> Non
     design.write("bob", [said("I like chess.", 50, "Bob")], chat=chat)
     design.consolidate("ann", T0 + timedelta(hours=1), chat=chat)
     again = LettaDesign(design.config)
-    again.set_state(json.loads(json.dumps(design.get_state())))
+    again.set_state(LettaDesign.State.model_validate_json(design.get_state().model_dump_json()))  # through its JSON
     assert again.get_state() == design.get_state()
     for owner in ("ann", "bob"):
         a = design.context(owner, "bread loaves", T0 + timedelta(days=1), 1500)
@@ -457,7 +457,7 @@ def test_state_round_trips_after_any_sequence_of_calls(tools: list, turns: int) 
     design.share_block("team", ["ann", "bob"], "")
     run(design, [call(t or None, h, **a) for t, a, h in tools], [said(f"I said {i}.", i) for i in range(turns)])
     again = LettaDesign(design.config)
-    again.set_state(json.loads(json.dumps(design.get_state())))
+    again.set_state(LettaDesign.State.model_validate_json(design.get_state().model_dump_json()))  # through its JSON
     assert again.get_state() == design.get_state()
     a = design.context("ann", "what did I say", T0 + timedelta(days=1), 700)
     b = again.context("ann", "what did I say", T0 + timedelta(days=1), 700)

@@ -142,7 +142,7 @@ def test_openai_batches_run_concurrently() -> None:
     script = [(200, str(i + 1)) for i in range(6)]
     with ScriptedServer(script, delay=0.2) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", concurrency=3)
-        answers = chat.complete_batch([[{"role": "user", "content": f"q{i}"}] for i in range(6)], purpose="t")
+        answers = chat.complete_many([("t", [{"role": "user", "content": f"q{i}"}]) for i in range(6)])
         assert server.max_in_flight == 3
     asked = {r["messages"][0]["content"]: r for r in server.chat_requests}
     assert sorted(asked) == [f"q{i}" for i in range(6)] and sorted(answers) == [str(i + 1) for i in range(6)]
@@ -156,7 +156,8 @@ def test_openai_batch_from_inside_a_running_event_loop() -> None:
         chat = OpenAIChat("m", base_url=server.url, api_key="k")
 
         async def notebook_cell() -> list[str]:  # Jupyter runs cells inside an event loop
-            return chat.complete_batch([[{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]])
+            return chat.complete_many([("other", [{"role": "user", "content": "a"}]),
+                                       ("other", [{"role": "user", "content": "b"}])])
 
         assert sorted(asyncio.run(notebook_cell())) == ["1", "2"]
 

@@ -34,7 +34,7 @@ def make(path: Path, kind: StoreKind = KIND, version: str = "1", items: int = 2)
     return path
 
 
-def one_line(call) -> str:  # noqa: ANN001 - any callable that should refuse
+def one_line(call) -> str:  # any callable that should refuse
     with pytest.raises(MemstreamError) as e:
         call()
     message = str(e.value)

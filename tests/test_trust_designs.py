@@ -48,7 +48,7 @@ def test_a_blocked_entry_is_in_no_context_and_audited_with_its_source(name: str)
     assert (kept_out.text, kept_out.source, kept_out.check) == (POISON, "turn from Ann", "gate")
     assert kept_out.reason and kept_out.by == "offline rules" and not kept_out.failed
     assert design.checker.audit.counts[BLOCKED] == 1 and design.checker.audit.counts[CHECKED] >= 30
-    assert "cancelled" not in json.dumps(design.get_state())  # nowhere in what the design keeps
+    assert "cancelled" not in design.get_state().model_dump_json()  # nowhere in what the design keeps
 
 
 def test_a_blocked_entry_is_in_no_index_and_no_insight() -> None:

@@ -263,7 +263,7 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
+def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # RunResult, imported lazily
     from pydantic import ValidationError
 
     from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, load_scenario, scenario_run, start_run
@@ -286,7 +286,7 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN20
     return start_run(config, out)
 
 
-def _fork(args: argparse.Namespace, ablate: list[str] | None):  # noqa: ANN202 - RunResult, imported lazily
+def _fork(args: argparse.Namespace, ablate: list[str] | None):  # RunResult, imported lazily
     from memstream.sim import fork_run
 
     source, _, at = args.fork.partition("@")
@@ -405,6 +405,6 @@ def _asked_lines() -> Iterator[str]:
         yield line.strip()
 
 
-def _print_answer(a) -> None:  # noqa: ANN001 - an interview Answer, imported lazily
+def _print_answer(a) -> None:  # an interview Answer, imported lazily
     ids = ", ".join(map(str, a.memory_ids)) or "none"
     print(f"{a.agent}: {a.answer or '(no usable answer from the model)'}\n  (shown memories {ids})")

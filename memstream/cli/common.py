@@ -41,7 +41,7 @@ class Parser(argparse.ArgumentParser):
     with a deprecated alias (``--owner`` for ``--agent``) is required here instead: its dest must be
     set after parsing, whichever spelling set it."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:  # noqa: ANN401 - argparse's own arguments
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # argparse's own arguments
         super().__init__(*args, **kwargs)
         self.required_flags: dict[str, str] = {}  # dest -> the canonical spelling, shown when missing
 
@@ -79,13 +79,13 @@ class Deprecated(argparse.Action):
     """An old spelling of a flag: it sets what the new spelling sets, and says once on stderr that it
     is deprecated and what to write instead. Hidden from ``--help``, so only the new spelling is taught."""
 
-    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:  # noqa: ANN401
+    def __init__(self, option_strings: list[str], dest: str, *, new: str, **kwargs: Any) -> None:
         kwargs.setdefault("help", argparse.SUPPRESS)
         super().__init__(option_strings, dest, **kwargs)
         self.new = new
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:  # noqa: ANN401 - whatever type gave
+                 values: Any, option_string: str | None = None) -> None:  # whatever type gave
         warn(f"{option_string} is deprecated; use {self.new}")
         setattr(namespace, self.dest, values)
 
@@ -97,7 +97,7 @@ def _require(p: argparse.ArgumentParser, dest: str, flag: str) -> None:
 
 
 def agent_flag(p: argparse.ArgumentParser, *, required: bool = True,
-               help: str = "the agent whose memories are read or written") -> None:  # noqa: A002
+               help: str = "the agent whose memories are read or written") -> None:
     """``--agent NAME``: the one spelling for whose memories a command reads or writes (a stream's
     owner is an agent); ``--owner`` is its deprecated alias."""
     p.add_argument("--agent", metavar="NAME", help=help)
@@ -118,7 +118,7 @@ def positive_ints(text: str) -> list[int]:
 
 
 def cutoff_flag(p: argparse.ArgumentParser, *, default: int | list[int] = 10, several: bool = False,
-                help: str = "memories to draw on") -> None:  # noqa: A002
+                help: str = "memories to draw on") -> None:
     """``-k``: how many memories a command takes from the top (``several``: a list of cut-offs, as
     ``-k 5,10``); ``--k`` is its deprecated alias."""
     kind = positive_ints if several else positive_int
@@ -139,7 +139,7 @@ def json_flag(p: argparse.ArgumentParser, what: str = "the results") -> None:
                    help=f"print {what} as JSON; with FILE.json, write them there")
 
 
-def output_flag(p: argparse.ArgumentParser, *, required: bool, help: str) -> None:  # noqa: A002
+def output_flag(p: argparse.ArgumentParser, *, required: bool, help: str) -> None:
     """``-o/--output FILE``: the file a command writes (a plot, a page, a stream); ``--out`` is its
     deprecated alias (``--out`` now means only a folder a command creates: run, fork, sweep)."""
     p.add_argument("-o", "--output", metavar="FILE", help=help)
@@ -347,7 +347,7 @@ def weight_flags(p: argparse.ArgumentParser, spec: WeightSpec | None = None, *, 
     p.add_argument("--decay", type=float, default=None if keep else 0.995, help="recency decay per hour (0.995)")
 
 
-def parse_weights(args: argparse.Namespace):  # noqa: ANN201 - Weights, imported lazily
+def parse_weights(args: argparse.Namespace):  # Weights, imported lazily
     """The stream's ``Weights`` from ``--weights`` (already parsed by its ``WeightSpec``) and ``--decay``."""
     from pydantic import ValidationError
 

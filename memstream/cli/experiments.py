@@ -152,7 +152,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
-def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # noqa: ANN401 - a ChatModel
+def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # a ChatModel
     """A chat model for measuring (``name``, else --llm, else the run's), its answers cached with the run's."""
     from memstream.models import make_chat_model
 

@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("facts", help="versioned facts: add, update, forget, delete, history, as-of, check")
     facts = p.add_subparsers(dest="facts_command", required=True, parser_class=type(p))
 
-    def command(name: str, help: str, *, owner: bool = True) -> argparse.ArgumentParser:  # noqa: A002
+    def command(name: str, help: str, *, owner: bool = True) -> argparse.ArgumentParser:
         q = facts.add_parser(name, help=help)
         q.add_argument("file", help="the facts file (SQLite)")
         if owner:
@@ -250,7 +250,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _show(facts: list, out: Any, title: str) -> None:  # noqa: ANN401 - a checked --json target
+def _show(facts: list, out: Any, title: str) -> None:  # a checked --json target
     if out is not None:
         write_json(out, [f.to_dict() for f in facts])
         return

@@ -182,9 +182,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from memstream.eval import RETRIEVERS, EvalWeights, evaluate, load_locomo, load_longmemeval, table
+    from memstream.eval import RETRIEVERS, evaluate, load_locomo, load_longmemeval, table
     from memstream.models import CachedChatModel, make_chat_model, make_embedder
     from memstream.plots import recall, save
+    from memstream.stream import Weights
 
     if args.dataset == "scenarios":
         return cmd_eval_scenarios(args)
@@ -199,7 +200,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ks = args.k
     if not 0 < args.decay <= 1:
         raise MemstreamError(f"--decay {args.decay} is invalid; give a decay in (0, 1], e.g. 0.995")
-    weights = EvalWeights(**args.weights, decay=args.decay)
+    weights = Weights(**args.weights, decay=args.decay)
     json_out = check_json_output(args.json, [args.path])
     names = list(RETRIEVERS) if args.retriever == "all" else args.retriever.split(",")
     plot = check_image_output(args.plot, "--plot", [args.path]) if args.plot else None
@@ -293,7 +294,7 @@ def cmd_eval_scenarios(args: argparse.Namespace) -> int:
 
 def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """The designs' settings the eval flags give: the stream's and tiered's weights, tiered's retriever."""
-    from memstream.designs import RetrievalWeights, check_retriever
+    from memstream.designs import check_retriever
     from memstream.stream import Weights
 
     tiered = {} if args.retriever == "all" else {"retriever": check_retriever(args.retriever)}
@@ -302,11 +303,11 @@ def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     w = args.weights
     stream = {k: v for k, v in w.items() if k != "bm25"}  # the stream's score has no BM25 term
     return {"stream": {"weights": Weights(**stream, decay=args.decay)},
-            "tiered": {**tiered, "weights": RetrievalWeights(**w, decay=args.decay)}}
+            "tiered": {**tiered, "weights": Weights(**w, decay=args.decay)}}
 
 
 def _eval_models(args: argparse.Namespace, model: Callable[[str | None], Any], *,
-                 cache_vectors: bool = True) -> Any:  # noqa: ANN401 - eval Models
+                 cache_vectors: bool = True) -> Any:  # eval Models
     """Who writes (--llm), answers (--answer) and judges (--judge), each made by ``model``; one embedder
     (with one cache of vectors for every design, unless the caller gives each its own)."""
     from memstream.eval import Models
@@ -324,7 +325,7 @@ def _model_factory(args: argparse.Namespace) -> Callable[[str | None], Any]:
 
     cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
 
-    def model(spec: str | None):  # noqa: ANN202 - a ChatModel
+    def model(spec: str | None):  # a ChatModel
         chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
         if chat.name.startswith("offline"):
             return chat

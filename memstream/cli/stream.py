@@ -128,7 +128,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
-def _span_text(query: str, now) -> str:  # noqa: ANN001 - datetime
+def _span_text(query: str, now) -> str:  # datetime
     from memstream.stream import time_scope
 
     scope = time_scope(query, now)

@@ -13,8 +13,8 @@ from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, Mem
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
-from memstream.designs.facts import FactsConfig, FactsDesign, entry_key
 from memstream.designs.full import FullConfig, FullContext
+from memstream.designs.generative_agents import StreamConfig, StreamDesign
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
 from memstream.designs.profile import ProfileConfig, ProfileDesign, ProfileStore, blame
@@ -22,9 +22,9 @@ from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names,
 from memstream.designs.retrievers import (
     NEEDS_IMPORTANCE,
     NEEDS_VECTORS,
+    RETRIEVAL_WEIGHTS,
     RETRIEVERS,
     RRF_K,
-    RetrievalWeights,
     Signals,
     bm25_index,
     bm25_scores,
@@ -32,16 +32,16 @@ from memstream.designs.retrievers import (
     score,
     tokenize,
 )
-from memstream.designs.stream import StreamConfig, StreamDesign
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
+from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
 
 __all__ = [
     "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS",
-    "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FactsConfig", "FactsDesign",
-    "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign", "ProfileConfig",
-    "ProfileDesign", "ProfileStore", "Record", "RetrievalWeights", "Signals", "StreamConfig", "StreamDesign",
-    "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_budget",
-    "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design", "save_state", "score",
-    "tokenize",
+    "RETRIEVAL_WEIGHTS", "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry",
+    "FactsConfig", "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock",
+    "MemoryDesign", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals", "StreamConfig",
+    "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores",
+    "check_budget", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design", "save_state",
+    "score", "tokenize",
 ]

@@ -8,7 +8,8 @@
   It never asks the model: assembly is on the answer's path.
 - :meth:`MemoryDesign.consolidate_stage` is the background work (summaries, reflection), called
   where the design's user chooses (a session boundary is the natural point).
-- :meth:`get_state` / :meth:`set_state` hold everything the design knows as JSON-ready data;
+- :meth:`get_state` / :meth:`set_state` hold everything the design knows as a typed record, per
+  owner (the design's ``State``, a :class:`~memstream.designs.state.DesignState`);
   :mod:`memstream.designs.persist` keeps it in a file that names the design that wrote it.
 - :meth:`counters` (optional) is what the design counts of its own upkeep, for reports: a design
   that compacts its memory or may drop an edit says how often (``COMPACTIONS``, ``DROPPED_EDITS``);
@@ -23,14 +24,15 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry
+from memstream.designs.state import DesignState
 from memstream.errors import MemstreamError
-from memstream.models import ChatModel, Stage, run_direct
+from memstream.models import ChatModel, Embedder, Stage, run_direct
 from memstream.trust import Checker
 
 #: The counter names reports read from :meth:`MemoryDesign.counters` (a design may count more).
@@ -47,13 +49,23 @@ class DesignConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class MemoryDesign(ABC):
+#: A design's state type (its ``State``).
+S = TypeVar("S", bound=DesignState)
+
+
+class MemoryDesign(ABC, Generic[S]):
     """One way of remembering for an LLM agent, behind the interface every design shares."""
 
     name: ClassVar[str]
     Config: ClassVar[type[DesignConfig]] = DesignConfig
-    #: Whether the design takes an ``embedder`` (it ranks by relevance).
-    embeds: ClassVar[bool] = False
+    #: The type of what :meth:`get_state` returns (what its state file holds, validated on load).
+    State: ClassVar[type[DesignState]]
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> MemoryDesign[Any]:
+        """The design with ``config`` (its ``Config``) and, for a design that ranks by relevance,
+        ``embedder`` (such a design takes it by overriding this; the others ignore it)."""
+        return cls(config)
 
     def __init__(self, config: DesignConfig | None = None) -> None:
         self.config = config or self.Config()
@@ -90,11 +102,11 @@ class MemoryDesign(ABC):
         return {}
 
     @abstractmethod
-    def get_state(self) -> dict[str, Any]:
-        """Everything the design knows, JSON-ready."""
+    def get_state(self) -> S:
+        """Everything the design knows, per owner."""
 
     @abstractmethod
-    def set_state(self, state: dict[str, Any]) -> None:
+    def set_state(self, state: S) -> None:
         """Load :meth:`get_state` output into this (fresh) design."""
 
     # -- answered at once, for library calls and notebooks -----------------------------------
@@ -117,6 +129,16 @@ def _drive(stage: Stage[Any], chat: ChatModel | None, design: str, what: str) ->
     purpose = (asked[0] if isinstance(asked, list) else asked).purpose
     stage.close()
     raise MemstreamError(f"the {design} design asks a chat model to {what} ({purpose}); pass chat=...")
+
+
+C = TypeVar("C", bound=DesignConfig)
+
+
+def own_config(config: DesignConfig, kind: type[C]) -> C:
+    """``config`` as the settings of the design that takes ``kind`` (one line if they are another's)."""
+    if not isinstance(config, kind):
+        raise MemstreamError(f"{type(config).__name__} are not the settings this design takes ({kind.__name__})")
+    return config
 
 
 def check_budget(budget_tokens: int) -> int:

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field
 
 from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
+from memstream.designs.state import SavedSummary, SummarisedOwner, SummarisedState, records_of
 from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
 from memstream.stream import normalise_owner
 
@@ -32,9 +33,11 @@ class BufferConfig(DesignConfig):
     summary_share: float = Field(default=0.3, ge=0, le=1, description="of the budget, at most, for the summary")
 
 
-class BufferSummary(MemoryDesign):
+class BufferSummary(MemoryDesign[SummarisedState]):
     name = "buffer-summary"
     Config = BufferConfig
+    State = SummarisedState
+    config: BufferConfig
 
     def __init__(self, config: BufferConfig | None = None) -> None:
         super().__init__(config)
@@ -62,22 +65,24 @@ class BufferSummary(MemoryDesign):
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
         summary = self._summary(owner)
-        summary_fit = fit_newest(summary.lines(), room_for("summary", int(budget_tokens * self.config.summary_share)))
-        summary_block = block("summary", summary_fit.kept)
-        used = summary_block.tokens if summary_block else 0
         window = self.log.lines_of(owner)[summary.done:]  # the last N, and any not yet summarised
-        window_fit = fit_newest(window, room_for("window", budget_tokens - used))
-        blocks = [b for b in (summary_block, block("window", window_fit.kept)) if b]
-        return Context(blocks, budget_tokens, summary_fit.cut + window_fit.cut,
-                       summary_fit.cut_tokens + window_fit.cut_tokens)
+        fits = fill_tiers([
+            Tier("summary", lambda room, _: fit_newest(summary.lines(), room), self.config.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room))], budget_tokens)
+        return assemble(fits, ("summary", "window"), budget_tokens)
 
     def counters(self) -> dict[str, int]:
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
         return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()}}
+    def get_state(self) -> SummarisedState:
+        records = self.log.saved()
+        return SummarisedState(next_id=self.log.next_id, owners={
+            o: SummarisedOwner(records=records[o].records if o in records else [],
+                               summary=SavedSummary.of(self._summary(o)))
+            for o in dict.fromkeys([*records, *self.summaries])})
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
-        self.summaries = {o: Summary.from_dict(s) for o, s in state["summaries"].items()}
+    def set_state(self, state: SummarisedState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
+        by_id = self.log.by_id()
+        self.summaries = {o: saved.summary.summary(by_id) for o, saved in state.owners.items()}

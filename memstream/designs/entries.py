@@ -71,15 +71,6 @@ class Record:
         """How the record reads on its own (in a prompt to summarise it): its stamp, then its text."""
         return f"{self.stamp} {self.text}"
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "owner": self.owner, "text": self.text, "at": self.at.isoformat(),
-                "source": self.source, "kind": self.kind, "session": self.session}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Record:
-        return cls(int(d["id"]), d["owner"], d["text"], datetime.fromisoformat(d["at"]), d["source"], d["kind"],
-                   d["session"])
-
 
 def stamp_of(at: datetime) -> str:
     return f"[{at:%d %B %Y %H:%M}]"

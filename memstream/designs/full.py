@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field
 
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_newest, room_for
+from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
+from memstream.designs.state import LogState, records_of
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
 
 
@@ -26,9 +27,11 @@ class FullConfig(DesignConfig):
     window_tokens: int = Field(default=128_000, gt=0)
 
 
-class FullContext(MemoryDesign):
+class FullContext(MemoryDesign[LogState]):
     name = "full"
     Config = FullConfig
+    State = LogState
+    config: FullConfig
 
     def __init__(self, config: FullConfig | None = None) -> None:
         super().__init__(config)
@@ -40,12 +43,11 @@ class FullContext(MemoryDesign):
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         limit = min(check_budget(budget_tokens), self.config.window_tokens)
-        fit = fit_newest(self.log.lines_of(owner), room_for("history", limit))
-        made = block("history", fit.kept)
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        fits = fill_tiers([Tier("history", lambda room, _: fit_newest(self.log.lines_of(owner), room))], limit)
+        return assemble(fits, ("history",), budget_tokens)
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state()}
+    def get_state(self) -> LogState:
+        return LogState(next_id=self.log.next_id, owners=self.log.saved())
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
+    def set_state(self, state: LogState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))

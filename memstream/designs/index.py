@@ -11,7 +11,9 @@ it answers.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import NamedTuple
 
+import bm25s
 import numpy as np
 
 from memstream.designs.entries import Record
@@ -24,6 +26,16 @@ from memstream.timeutil import to_epoch
 NEIGHBOURS = 1
 
 
+class _Lexical(NamedTuple):
+    """The BM25 indexes of an owner's records: over each text, and over each record's keys (two per record)."""
+
+    text: bm25s.BM25 | None
+    n_text: int
+    keys: bm25s.BM25 | None
+    n_keys: int
+    starts: np.ndarray  # where each record's keys begin
+
+
 class RecordIndex:
     """One owner's records as the retrievers see them."""
 
@@ -34,7 +46,7 @@ class RecordIndex:
         self._chunks: list[np.ndarray] = []   # per record: its windows' vectors
         self._vectors: np.ndarray | None = None
         self._starts: np.ndarray | None = None
-        self._bm25 = None
+        self._bm25: _Lexical | None = None
         self._created = np.zeros(0)
 
     def add(self, records: list[Record], importance: list[float] | None = None) -> None:
@@ -67,6 +79,8 @@ class RecordIndex:
     def relevance(self, query: str) -> np.ndarray:
         """Each record's best-window cosine with ``query``."""
         self._embed_new()
+        assert self.embedder is not None and self._vectors is not None and self._starts is not None, \
+            "a dense retriever needs an embedder and a record"
         q = self.embedder.embed([query])[0]
         return np.maximum.reduceat(self._vectors @ q, self._starts)
 
@@ -75,13 +89,13 @@ class RecordIndex:
         around = [x.text for x in self.records[max(0, i - NEIGHBOURS): i + NEIGHBOURS + 1] if x.session == r.session]
         return [r.text, f"[{r.at:%d %B %Y}] " + " / ".join(around)]
 
-    def _lexical(self) -> None:
-        if self._bm25 is not None:
-            return
-        docs = [r.text for r in self.records]
-        keys = [k for i in range(len(self.records)) for k in self.keys(i)]
-        self._bm25 = (bm25_index(docs), len(docs), bm25_index(keys), len(keys),
-                      np.arange(0, len(keys), 2))
+    def _lexical(self) -> _Lexical:
+        if self._bm25 is None:
+            docs = [r.text for r in self.records]
+            keys = [k for i in range(len(self.records)) for k in self.keys(i)]
+            self._bm25 = _Lexical(bm25_index(docs), len(docs), bm25_index(keys), len(keys),
+                                  np.arange(0, len(keys), 2))
+        return self._bm25
 
     def signals(self, query: str, now: datetime, *, dense: bool, lexical: bool) -> Signals:
         """What every retriever needs for ``query`` at ``now`` (zeros for what is not asked for)."""
@@ -89,11 +103,10 @@ class RecordIndex:
         relevance = self.relevance(query) if dense else np.zeros(n, dtype=np.float32)
         bm25 = keyed = np.zeros(n)
         if lexical:
-            self._lexical()
-            text_index, n_text, key_index, n_keys, starts = self._bm25
+            lex = self._lexical()
             q = tokenize([query])
-            bm25 = bm25_scores(text_index, n_text, q, np.arange(n_text))[0]
-            keyed = bm25_scores(key_index, n_keys, q, starts)[0]
+            bm25 = bm25_scores(lex.text, lex.n_text, q, np.arange(lex.n_text))[0]
+            keyed = bm25_scores(lex.keys, lex.n_keys, q, lex.starts)[0]
         scope = time_scope(query, now)
         in_scope = scope.contains(self._created).astype(np.float64) if scope is not None else np.zeros(n)
         return Signals(relevance, bm25, keyed, np.asarray(self.importance, dtype=np.float64), self._created,

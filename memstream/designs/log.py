@@ -6,12 +6,12 @@ The designs that keep the history themselves (``full``, ``buffer-summary``, ``ve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
 from memstream.designs.context import Line
 from memstream.designs.entries import Entry, Record, stamp_of
+from memstream.designs.state import OwnerRecords, saved_records
 from memstream.models import count_tokens
 from memstream.stream import normalise_owner
 from memstream.timeutil import to_epoch
@@ -42,17 +42,26 @@ class RecordLog:
     def lines_of(self, owner: str) -> list[Line]:
         return self.lines.get(normalise_owner(owner), [])
 
-    def get_state(self) -> dict[str, Any]:
-        return {"next_id": self.next_id,
-                "records": [r.to_dict() for mine in self.by_owner.values() for r in mine]}
+    def owners(self) -> list[str]:
+        """Every owner with a record, in the order each was first written for."""
+        return list(self.by_owner)
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.__init__()
-        for d in sorted(state["records"], key=lambda d: d["id"]):
-            record = Record.from_dict(d)
-            self.by_owner.setdefault(record.owner, []).append(record)
-            self.lines.setdefault(record.owner, []).append(line_of(record))
-        self.next_id = int(state["next_id"])
+    def by_id(self) -> dict[int, Record]:
+        """Every owner's records by id."""
+        return {r.id: r for mine in self.by_owner.values() for r in mine}
+
+    def saved(self) -> dict[str, OwnerRecords]:
+        """Each owner's records, as its state file keeps them."""
+        return {owner: OwnerRecords(records=saved_records(mine)) for owner, mine in self.by_owner.items()}
+
+    def restore(self, next_id: int, owners: Mapping[str, Sequence[Record]]) -> None:
+        """Hold exactly ``owners``' records (each owner's in id order) and go on from ``next_id``."""
+        self.by_owner, self.lines = {}, {}
+        for owner, records in owners.items():
+            if records:
+                mine = self.by_owner[owner] = sorted(records, key=lambda r: r.id)
+                self.lines[owner] = [line_of(r) for r in mine]
+        self.next_id = next_id
 
 
 def line_of(record: Record) -> Line:

@@ -78,7 +78,7 @@ def _between(text: str, start: str, end: str) -> str:
 
 def _candidates(message: str) -> list[tuple[float, int, str, str]]:
     """(how telling, position, speaker, sentence) for every statement in the message not the assistant's."""
-    out = []
+    out: list[tuple[float, int, str, str]] = []
     for line in message.splitlines():
         label, body = (m.group(1).strip(), m.group(2)) if (m := _LABEL.match(line.strip())) else ("", line.strip())
         if label.lower() == "assistant":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -98,7 +99,7 @@ def parse_extracted(answer: str) -> list[ExtractedFact]:
         raise StructuredOutputError(f"{e}; answer {{\"facts\": [...]}}") from None
 
 
-def verdict_parser(n_known: int):  # noqa: ANN201 - a parser for Request
+def verdict_parser(n_known: int) -> Callable[[str], Verdict]:
     """A parser of the classification answer against ``n_known`` listed facts: a target outside them is
     an error (the model's number is never trusted as an id)."""
 

@@ -8,13 +8,13 @@ from pydantic import ValidationError
 
 from memstream.designs.base import MemoryDesign
 from memstream.designs.buffer import BufferSummary
-from memstream.designs.facts import FactsDesign
 from memstream.designs.full import FullContext
+from memstream.designs.generative_agents import StreamDesign
 from memstream.designs.letta import LettaDesign
 from memstream.designs.profile import ProfileDesign
-from memstream.designs.stream import StreamDesign
 from memstream.designs.tiered import TieredDesign
 from memstream.designs.vector import VectorDesign
+from memstream.designs.versioned_facts import FactsDesign
 from memstream.errors import MemstreamError
 from memstream.files import problem
 from memstream.models import Embedder
@@ -40,9 +40,9 @@ def make_design(name: str, *, embedder: Embedder | None = None, **config: Any) -
     """A design by name with its settings (each design's ``Config`` says which it takes)."""
     kind = DESIGNS.get(name)
     if kind is None:
-        design_names(name)  # raises, naming the known ones
+        raise MemstreamError(f"unknown design {name!r}; use one of {', '.join(DESIGNS)}")
     try:
         settings = kind.Config(**config)
     except ValidationError as e:
         raise MemstreamError(f"bad settings for the {name} design: {problem(e)}") from None
-    return kind(settings, embedder=embedder) if kind.embeds else kind(settings)
+    return kind.made(settings, embedder)

@@ -20,7 +20,7 @@ import Stemmer
 
 from memstream.errors import MemstreamError
 from memstream.facts import RRF_K  # reciprocal rank fusion's constant, one for every fused ranking
-from memstream.stream import minmax, recency, top_k
+from memstream.stream import Weights, minmax, recency, top_k
 
 RETRIEVERS = ("recency", "importance", "relevance", "bm25", "bm25+keys", "hybrid", "generative",
               "generative+bm25")
@@ -34,17 +34,9 @@ _STEMMER = Stemmer.Stemmer("english")
 logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
 
 
-@dataclass(frozen=True)
-class RetrievalWeights:
-    """Weights of the generative retrievers (recency, importance, relevance, keyed BM25, time span)."""
-
-    recency: float = 1.0
-    importance: float = 1.0
-    relevance: float = 1.0
-    bm25: float = 1.0
-    #: Added to a memory inside the span a question names ("two weeks ago", "in May 2023").
-    time: float = 1.0
-    decay: float = 0.995
+#: The retrievers' weights unless a caller gives its own: the paper's, with the time term on (the
+#: stream leaves it off by default; ``memstream eval`` and ``tiered`` have always weighed it 1).
+RETRIEVAL_WEIGHTS = Weights(time=1.0)
 
 
 @dataclass(frozen=True)
@@ -100,7 +92,7 @@ def ranks(scores: np.ndarray) -> np.ndarray:
     return out
 
 
-def score(name: str, s: Signals, w: RetrievalWeights) -> np.ndarray:
+def score(name: str, s: Signals, w: Weights) -> np.ndarray:
     """Every record's score for one query under retriever ``name`` (higher ranks first)."""
     rec = recency(s.created_s, s.asked_s, w.decay)
     if name == "recency":

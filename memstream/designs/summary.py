@@ -13,7 +13,6 @@ everything the summary says.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from memstream.designs import prompts
 from memstream.designs.context import Line
@@ -42,15 +41,6 @@ class Summary:
         parts = [s.strip() for s in self.text.replace("\n", " ").split(". ") if s.strip()]
         texts = [p if p.endswith((".", "!", "?")) else p + "." for p in parts]
         return [Line(t, count_tokens(t), ids, float(i)) for i, t in enumerate(texts)]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "covers": self.covers, "pending": [r.to_dict() for r in self.pending],
-                "calls": self.calls, "skipped": self.skipped}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Summary:
-        return cls(d["text"], list(d["covers"]), [Record.from_dict(r) for r in d["pending"]], int(d["calls"]),
-                   list(d.get("skipped", [])))
 
 
 def absorb_stage(summary: Summary, batch: int, max_words: int, *, everything: bool = False,

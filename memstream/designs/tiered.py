@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field, field_validator
 
-from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Fit, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.context import Context, Fit, fit_best, fit_newest
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
@@ -26,18 +25,20 @@ from memstream.designs.retrievers import (
     LEXICAL,
     NEEDS_IMPORTANCE,
     NEEDS_VECTORS,
-    RetrievalWeights,
+    RETRIEVAL_WEIGHTS,
     check_retriever,
     score,
 )
+from memstream.designs.state import DesignState, SavedSummary, SummarisedOwner, records_of
 from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.models import Embedder, Stage, make_embedder
-from memstream.stream import importance_stage, normalise_owner, top_k
+from memstream.stream import Weights, importance_stage, normalise_owner, top_k
 
 
 class TieredConfig(DesignConfig):
     retriever: str = "hybrid"
-    weights: RetrievalWeights = Field(default_factory=RetrievalWeights)
+    weights: Weights = RETRIEVAL_WEIGHTS
     window_turns: int = Field(default=10, gt=0, description="recent turns kept verbatim")
     batch: int = Field(default=10, gt=0, description="turns summarised per request")
     summary_words: int = Field(default=150, gt=0)
@@ -51,10 +52,28 @@ class TieredConfig(DesignConfig):
         return check_retriever(value)
 
 
-class TieredDesign(MemoryDesign):
+class TieredOwner(SummarisedOwner):
+    """An owner's records, summary and the importance the model rated each record (the generative retrievers')."""
+
+    importance: dict[int, int] = Field(default_factory=dict)
+
+
+class TieredState(DesignState):
+    """The state of ``tiered``: each owner's records, summary and ratings."""
+
+    next_id: int = Field(default=1, ge=1)
+    owners: dict[str, TieredOwner] = Field(default_factory=dict)
+
+
+class TieredDesign(MemoryDesign[TieredState]):
     name = "tiered"
-    embeds = True
     Config = TieredConfig
+    State = TieredState
+    config: TieredConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> TieredDesign:
+        return cls(own_config(config, TieredConfig), embedder=embedder)
 
     def __init__(self, config: TieredConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -103,19 +122,13 @@ class TieredDesign(MemoryDesign):
         pinned = [x for x, r in zip(lines, records, strict=True) if r.kind == "pinned"]
         absorbed = {*summary.covers, *summary.skipped}
         window = [x for x, r in zip(lines, records, strict=True) if r.kind != "pinned" and r.id not in absorbed]
-        fits: dict[str, Fit] = {}
-        left = budget_tokens
-        for tier, candidates, share in (("pinned", pinned, c.pinned_share), ("summary", summary.lines(),
-                                        c.summary_share), ("window", window, c.window_share)):
-            fits[tier] = fit_newest(candidates, room_for(tier, min(left, int(budget_tokens * share))))
-            made = block(tier, fits[tier].kept)
-            left -= made.tokens if made else 0
-        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left),
-                                           {i for x in fits["window"].kept + fits["pinned"].kept for i in x.ids})
-        blocks = [b for tier in ("pinned", "summary", "retrieved", "window")
-                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+        fits = fill_tiers([
+            Tier("pinned", lambda room, _: fit_newest(pinned, room), c.pinned_share),
+            Tier("summary", lambda room, _: fit_newest(summary.lines(), room), c.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room), c.window_share),
+            Tier("retrieved", lambda room, fits: self._retrieve(owner, query, now, room,
+                                                                shown_ids(fits, "window", "pinned")))], budget_tokens)
+        return assemble(fits, ("pinned", "summary", "retrieved", "window"), budget_tokens, in_time={"retrieved"})
 
     def _retrieve(self, owner: str, query: str, now: datetime, room: int, shown: set[int]) -> Fit:
         index = self._index(owner)
@@ -133,14 +146,20 @@ class TieredDesign(MemoryDesign):
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
         return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state(), "summaries": {o: s.to_dict() for o, s in self.summaries.items()},
-                "importance": {str(k): v for k, v in self.importance.items()}}
+    def get_state(self) -> TieredState:
+        records = self.log.saved()
+        owners = {}
+        for o in dict.fromkeys([*records, *self.summaries]):
+            mine = records[o].records if o in records else []
+            owners[o] = TieredOwner(records=mine, summary=SavedSummary.of(self._summary(o)),
+                                    importance={r.id: self.importance[r.id] for r in mine if r.id in self.importance})
+        return TieredState(next_id=self.log.next_id, owners=owners)
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
-        self.summaries = {o: Summary.from_dict(s) for o, s in state["summaries"].items()}
-        self.importance = {int(k): int(v) for k, v in state["importance"].items()}
+    def set_state(self, state: TieredState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
+        by_id = self.log.by_id()
+        self.summaries = {o: saved.summary.summary(by_id) for o, saved in state.owners.items()}
+        self.importance = {i: x for saved in state.owners.values() for i, x in saved.importance.items()}
         self.indexes = {}
         for owner, records in self.log.by_owner.items():
             self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])

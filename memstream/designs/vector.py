@@ -9,24 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import numpy as np
 
-from memstream.designs.base import MemoryDesign, check_budget
-from memstream.designs.context import Context, block, fit_best, in_time_order, room_for
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.context import Context, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
+from memstream.designs.state import LogState, records_of
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import normalise_owner, top_k
 
 
-class VectorDesign(MemoryDesign):
+class VectorDesign(MemoryDesign[LogState]):
     name = "vector"
-    embeds = True
+    State = LogState
 
-    def __init__(self, config=None, *, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> VectorDesign:
+        return cls(config, embedder=embedder)
+
+    def __init__(self, config: DesignConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
         self.embedder = embedder or make_embedder()
         self.log = RecordLog()
@@ -48,15 +53,15 @@ class VectorDesign(MemoryDesign):
             return Context([], budget_tokens)
         relevance = index.relevance(query).astype(np.float64)
         lines = self.log.lines_of(owner)
-        fit = fit_best((lines[i] for i in top_k(relevance, len(lines))), room_for("retrieved", budget_tokens))
-        made = block("retrieved", in_time_order(fit.kept))
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        ranked = (lines[i] for i in top_k(relevance, len(lines)))
+        fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
+        return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state()}
+    def get_state(self) -> LogState:
+        return LogState(next_id=self.log.next_id, owners=self.log.saved())
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
+    def set_state(self, state: LogState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
         self.indexes = {}
         for owner, records in self.log.by_owner.items():
             self._index(owner).add(records)

@@ -7,13 +7,13 @@ from memstream.eval import offline as _offline_rules  # noqa: F401 - registers t
 from memstream.eval.answers import WINDOW, Models, evaluate_designs
 from memstream.eval.attackset import BUNDLED_ATTACKS, FAMILIES, AttackText, load_attacks
 from memstream.eval.datasets import Dataset, load_locomo, load_longmemeval, sliced
-from memstream.eval.harness import RETRIEVERS, EvalWeights, evaluate
+from memstream.eval.harness import RETRIEVERS, evaluate
 from memstream.eval.poisoning import attacks_table, evaluate_attacks
 from memstream.eval.report import designs_table, scenarios_table, table
 from memstream.eval.scenario import Scenario, bundled_scenarios, load_scenario
 from memstream.eval.scenarios import DEFAULT_BUDGET, evaluate_scenarios
 
 __all__ = ["BUNDLED_ATTACKS", "DEFAULT_BUDGET", "FAMILIES", "RETRIEVERS", "WINDOW", "AttackText", "Dataset",
-           "EvalWeights", "Models", "Scenario", "attacks_table", "bundled_scenarios", "designs_table", "evaluate",
+           "Models", "Scenario", "attacks_table", "bundled_scenarios", "designs_table", "evaluate",
            "evaluate_attacks", "evaluate_designs", "evaluate_scenarios", "load_attacks", "load_locomo",
            "load_longmemeval", "load_scenario", "scenarios_table", "sliced", "table"]

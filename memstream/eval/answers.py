@@ -20,7 +20,7 @@ import re
 import statistics
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,7 +100,7 @@ class Results:
 
 
 def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence[int], models: Models, *,
-                     window: int = DEFAULT_WINDOW, settings: dict[str, dict[str, Any]] | None = None,
+                     window: int = DEFAULT_WINDOW, settings: Mapping[str, Mapping[str, object]] | None = None,
                      state_dir: Path | None = None, progress: bool = True,
                      gate: Callable[[], Checker] = Checker.off) -> list[dict[str, Any]]:
     """One result row per design and budget (``full`` included, and at the whole window).
@@ -148,11 +148,11 @@ def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, sta
         ids = _write(design, h, chat, cost)
         save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}, "source": source})
         return ids
-    wanted = design.config.model_dump(mode="json")
-    extra = load_state(design, path)
-    if extra.get("config") != wanted:
-        raise MemstreamError(f"{path} was written with other {design.name} settings ({extra.get('config')}); "
+    loaded = load_state(design, path)
+    if loaded.config != design.config:
+        raise MemstreamError(f"{path} was written with other {design.name} settings ({loaded.config}); "
                              "remove it or use another --state folder")
+    extra = loaded.extra
     if extra.get("source") != source:
         raise MemstreamError(f"{path} was written from another conversation or with another model than this "
                              f"one ({h.key!r}, {chat.name}); remove it or use another --state folder")

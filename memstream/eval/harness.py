@@ -20,8 +20,8 @@ from tqdm import tqdm
 
 from memstream.designs import (
     NEEDS_IMPORTANCE,
+    RETRIEVAL_WEIGHTS,
     RETRIEVERS,
-    RetrievalWeights,
     Signals,
     bm25_index,
     bm25_scores,
@@ -32,15 +32,11 @@ from memstream.errors import MemstreamError
 from memstream.eval.datasets import Dataset, Haystack
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import ChatModel, Embedder, count_tokens
-from memstream.stream import rate_importance, time_scope, top_k
+from memstream.stream import Weights, rate_importance, time_scope, top_k
 from memstream.timeutil import to_epoch
 
 #: The importance prompt sees at most this many characters of a memory (a session can be long).
 IMPORTANCE_CHARS = 1500
-#: The retrievers' weights (the name ``memstream eval`` has always used).
-EvalWeights = RetrievalWeights
-
-
 @dataclass
 class _Prepared:
     """One haystack ready to score: per-question matrices over its memories."""
@@ -53,6 +49,17 @@ class _Prepared:
     asked_s: np.ndarray    # (questions,)
     tokens: np.ndarray     # (memories,)
     in_scope: np.ndarray   # (questions, memories), 1 inside the span the question names
+
+
+@dataclass(frozen=True)
+class _Scored:
+    """One question's ranking under one retriever, scored."""
+
+    category: str
+    history_tokens: int
+    metrics: dict[str, float]       # recall_any@k, recall_all@k, ndcg@k
+    context_tokens: dict[int, int]  # the tokens of the top k, by k
+    curve: list[float]              # recall_any@1, @2, ...
 
 
 def _prepare(h: Haystack, embedder: Embedder, chat: ChatModel | None, retrievers: set[str]) -> _Prepared:
@@ -94,7 +101,7 @@ def _bm25(docs: list[str], q_tokens: list[list[str]], starts: np.ndarray) -> np.
     return bm25_scores(bm25_index(docs), len(docs), q_tokens, starts)
 
 
-def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
+def scores_for(name: str, p: _Prepared, i: int, w: Weights) -> np.ndarray:
     """Question ``i``'s score of every memory under retriever ``name`` (the rules: ``memstream.designs``)."""
     return score(name, Signals(p.relevance[i], p.bm25[i], p.bm25_keys[i], p.importance, p.created_s,
                                float(p.asked_s[i]), p.in_scope[i]), w)
@@ -102,16 +109,16 @@ def scores_for(name: str, p: _Prepared, i: int, w: EvalWeights) -> np.ndarray:
 
 def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
              retrievers: Sequence[str] = RETRIEVERS, ks: Sequence[int] = (5, 10),
-             weights: EvalWeights | None = None, progress: bool = True) -> list[dict[str, Any]]:
+             weights: Weights | None = None, progress: bool = True) -> list[dict[str, Any]]:
     """Run every retriever on every question; one result object per retriever."""
     for name in retrievers:
         if name not in RETRIEVERS:
             raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)} or all")
     if not ks or min(ks) <= 0:
         raise MemstreamError("-k needs positive integers, e.g. 5,10")
-    w = weights or EvalWeights()
+    w = weights or RETRIEVAL_WEIGHTS
     curve_k = max(max(ks), 20)
-    rows: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    rows: dict[str, list[_Scored]] = defaultdict(list)
     bar = tqdm(dataset.haystacks, desc=f"{dataset.name} {dataset.granularity}", unit="stream",
                disable=not progress, leave=False)
     for h in bar:
@@ -120,36 +127,36 @@ def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
         for i, q in enumerate(h.questions):
             for name in retrievers:
                 ranked = top_k(scores_for(name, p, i, w), curve_k).tolist()
-                rows[name].append({
-                    "category": q.category, "history_tokens": history,
-                    **{f"recall_any@{k}": recall_any(ranked, q.evidence, k) for k in ks},
-                    **{f"recall_all@{k}": recall_all(ranked, q.evidence, k) for k in ks},
-                    **{f"ndcg@{k}": ndcg(ranked, q.evidence, k) for k in ks},
-                    **{f"context_tokens@{k}": int(p.tokens[ranked[:k]].sum()) for k in ks},
-                    "curve": [recall_any(ranked, q.evidence, k) for k in range(1, curve_k + 1)],
-                })
+                rows[name].append(_Scored(
+                    q.category, history,
+                    {**{f"recall_any@{k}": recall_any(ranked, q.evidence, k) for k in ks},
+                     **{f"recall_all@{k}": recall_all(ranked, q.evidence, k) for k in ks},
+                     **{f"ndcg@{k}": ndcg(ranked, q.evidence, k) for k in ks}},
+                    {k: int(p.tokens[ranked[:k]].sum()) for k in ks},
+                    [recall_any(ranked, q.evidence, k) for k in range(1, curve_k + 1)]))
     return [_summary(dataset, embedder, name, rows[name], ks) for name in retrievers]
 
 
-def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[dict[str, Any]],
+def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[_Scored],
              ks: Sequence[int]) -> dict[str, Any]:
+    """One retriever's result, as ``memstream eval --json`` writes it."""
     metrics = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
 
-    def mean(rs: list[dict[str, Any]]) -> dict[str, float]:
-        return {m: round(statistics.fmean(r[m] for r in rs), 4) if rs else 0.0 for m in metrics}
+    def mean(rs: list[_Scored]) -> dict[str, float]:
+        return {m: round(statistics.fmean(r.metrics[m] for r in rs), 4) if rs else 0.0 for m in metrics}
 
-    by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    by_cat: dict[str, list[_Scored]] = defaultdict(list)
     for r in rows:
-        by_cat[r["category"]].append(r)
+        by_cat[r.category].append(r)
     out: dict[str, Any] = {"dataset": dataset.name, "granularity": dataset.granularity, "retriever": name,
                            "embedder": embedder.name, "n": len(rows), **mean(rows)}
     if rows:
-        out["history_tokens_median"] = statistics.median(r["history_tokens"] for r in rows)
+        out["history_tokens_median"] = statistics.median(r.history_tokens for r in rows)
         for k in ks:
-            out[f"context_tokens_median@{k}"] = statistics.median(r[f"context_tokens@{k}"] for r in rows)
+            out[f"context_tokens_median@{k}"] = statistics.median(r.context_tokens[k] for r in rows)
             out[f"context_share_median@{k}"] = round(statistics.median(
-                r[f"context_tokens@{k}"] / max(r["history_tokens"], 1) for r in rows), 4)
-        out["recall_any_curve"] = [round(statistics.fmean(c), 4) for c in zip(*(r["curve"] for r in rows),
+                r.context_tokens[k] / max(r.history_tokens, 1) for r in rows), 4)
+        out["recall_any_curve"] = [round(statistics.fmean(c), 4) for c in zip(*(r.curve for r in rows),
                                                                                strict=True)]
     out["per_category"] = {c: {"n": len(rs), **mean(rs)} for c, rs in sorted(by_cat.items())}
     out["skipped"] = dict(dataset.skipped)

@@ -108,7 +108,8 @@ class Session(_Strict):
     @field_validator("at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:
-        return _aware(value)
+        _aware(value)
+        return value
 
     def times(self) -> list[datetime]:
         """Each turn's time: its own, else the previous turn's (or the session's) plus ``TURN_GAP``."""

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, TypedDict
 
 from tqdm import tqdm
 
@@ -65,10 +65,21 @@ class Posed:
     passed: bool = False
 
 
+class TurnCheck(TypedDict):
+    """One turn's line of the matched table: the live facts, how many its contexts held, which were lost."""
+
+    turn: str
+    session: str
+    live: int
+    matched: int
+    lost: list[str]
+    missing: list[str]
+
+
 @dataclass
 class Run:
     facts: dict[str, Tracked] = field(default_factory=dict)
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[TurnCheck] = field(default_factory=list)
     posed: list[Posed] = field(default_factory=list)
     calls: int = 0
     tokens: int = 0
@@ -76,7 +87,7 @@ class Run:
 
 
 def evaluate_scenarios(scenarios: Sequence[Scenario], designs: Sequence[str], budget: int, models: Models, *,
-                       settings: dict[str, dict[str, Any]] | None = None,
+                       settings: Mapping[str, Mapping[str, object]] | None = None,
                        progress: bool = True) -> list[dict[str, Any]]:
     """One result row per scenario and design, in that order (``models.embedder`` uncached: each design
     is given its own cache)."""
@@ -145,10 +156,11 @@ def _spend(run: Run, design: MemoryDesign, owner: str, entries: list[Entry], con
 
 
 def _check(design: MemoryDesign, owner: str, facts: dict[str, Tracked], turn: str, session: str, at: datetime,
-           budget: int) -> dict[str, Any]:
+           budget: int) -> TurnCheck:
     """Each live fact looked for in the context for its probe; this turn's line of the matched table."""
     live = [t for t in facts.values() if t.expired is None]
-    lost, missing = [], []
+    lost: list[str] = []
+    missing: list[str] = []
     for t in live:
         found = criteria.holds(design.context(owner, t.fact.probe, at, budget).text, t.fact.require, t.fact.forbid)
         if found and t.found_first is None:
@@ -159,8 +171,8 @@ def _check(design: MemoryDesign, owner: str, facts: dict[str, Tracked], turn: st
         if not found:
             missing.append(t.fact.id)
         t.found = found
-    return {"turn": turn, "session": session, "live": len(live), "matched": len(live) - len(missing),
-            "lost": lost, "missing": missing}
+    return TurnCheck(turn=turn, session=session, live=len(live), matched=len(live) - len(missing), lost=lost,
+                     missing=missing)
 
 
 def _pose(design: MemoryDesign, owner: str, q: Question, session: str, after: str | None, at: datetime,

@@ -11,9 +11,10 @@ from __future__ import annotations
 from memstream.sqlite import StoreKind
 
 #: What a facts file is: how it says so in its meta table, and the words its messages use.
-FACTS = StoreKind(noun="facts file", marker="memstream-facts", tables=frozenset({"meta", "facts"}), held="facts",
+FORMAT = "memstream-facts"  #: what its meta table records
+FACTS = StoreKind(noun="facts file", marker=FORMAT, tables=frozenset({"meta", "facts"}), held="facts",
                   make="create one with `memstream facts add`", reads="use a read-only command (history, as-of, check)")
-FORMAT, SCHEMA_VERSION = FACTS.marker, FACTS.version
+SCHEMA_VERSION = FACTS.version
 #: A fact's kinds (the issue's four).
 KINDS = ("fact", "preference", "episode", "procedure")
 #: Edges between facts: a new version of, an enrichment of.

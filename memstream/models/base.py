@@ -7,7 +7,6 @@ dialogue, ...) because that is how a memory system's cost is read.
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -19,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from memstream.errors import CallsFailedError, EndpointFailingError
-from memstream.models.parsing import Schema, parse_structured
 
 Message = dict[str, str]
 """An OpenAI-style chat message: ``{"role": "system"|"user"|"assistant", "content": ...}``."""
@@ -244,11 +242,6 @@ class ChatModel(ABC):
     def complete(self, messages: list[Message], *, purpose: str = "other", **params: Any) -> str:
         return self.complete_many([(purpose, messages)], **params)[0]
 
-    def complete_batch(
-        self, batch: Sequence[list[Message]], *, purpose: str = "other", **params: Any
-    ) -> list[str]:
-        return self.complete_many([(purpose, messages) for messages in batch], **params)
-
     def complete_many(self, calls: Sequence[Call], **params: Any) -> list[str]:
         """Answer ``(purpose, messages)`` calls as one batch: one wait on the model, however many purposes."""
         if not calls:
@@ -277,18 +270,6 @@ class ChatModel(ABC):
             self.usage.record(purpose, c)
         if any(isinstance(c, Completion) and not c.cached for c in outcomes):
             self.usage.rounds += 1
-
-    def complete_structured(
-        self, messages: list[Message], schema: type[Schema], *, purpose: str = "other", **params: Any
-    ) -> Schema:
-        """Ask for JSON matching ``schema`` and parse it; :class:`StructuredOutputError` if not."""
-        instruction = (
-            "Answer with one JSON object only, matching this JSON schema:\n"
-            + json.dumps(schema.model_json_schema())
-        )
-        text = self.complete([*messages, {"role": "system", "content": instruction}],
-                             purpose=purpose, **params)
-        return parse_structured(text, schema)
 
 
 #: Words per embedding window: MiniLM reads 256 word pieces, about 190 English words. A longer

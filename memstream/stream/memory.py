@@ -124,7 +124,10 @@ class Weights(BaseModel):
     The defaults are the paper's: recency, importance and relevance weighted 1, decay
     0.995 per simulated hour. ``time`` is memstream's addition, off by default: it is
     added to a memory created inside the span of time the query names ("yesterday",
-    "two weeks ago", "in May 2023"; see :mod:`memstream.stream.timescope`).
+    "two weeks ago", "in May 2023"; see :mod:`memstream.stream.timescope`). ``bm25`` weighs
+    keyed BM25, the fourth component of the ``generative+bm25`` retriever that ``memstream eval``
+    and the ``tiered`` design rank with (``memstream.designs.retrievers``); the stream's own score
+    has no BM25 term, so it never reads it. One weight type for every ranking memstream makes.
     """
 
     model_config = ConfigDict(frozen=True, allow_inf_nan=False)
@@ -134,6 +137,7 @@ class Weights(BaseModel):
     relevance: float = Field(default=1.0, ge=0.0, le=1e6)
     decay: float = Field(default=0.995, gt=0.0, le=1.0)
     time: float = Field(default=0.0, ge=0.0, le=1e6)
+    bm25: float = Field(default=1.0, ge=0.0, le=1e6)
 
 
 class Recall(NamedTuple):

@@ -24,10 +24,11 @@ from memstream.stream import damage
 log = logging.getLogger(__name__)
 
 #: What a stream file is: how it says so in its meta table, and the words its messages use.
-STREAM = sqlite.StoreKind(noun="stream", marker="memstream-stream", tables=frozenset({"meta", "memories", "accesses"}),
+FORMAT = "memstream-stream"  #: what its meta table records
+STREAM = sqlite.StoreKind(noun="stream", marker=FORMAT, tables=frozenset({"meta", "memories", "accesses"}),
                           make="create one with `memstream add` or `import`",
                           reads="read it with a read-only command (inspect, recall --no-touch)")
-FORMAT, SCHEMA_VERSION = STREAM.marker, STREAM.version
+SCHEMA_VERSION = STREAM.version
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from memstream.errors import MemstreamError
 
@@ -35,15 +34,6 @@ class MemoryBlock:
     limit: int = DEFAULT_LIMIT
     read_only: bool = False
     cites: list[int] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "label": self.label, "value": self.value, "description": self.description,
-                "limit": self.limit, "read_only": self.read_only, "cites": self.cites}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> MemoryBlock:
-        return cls(int(d["id"]), str(d["label"]), str(d["value"]), str(d["description"]), int(d["limit"]),
-                   bool(d["read_only"]), [int(i) for i in d["cites"]])
 
 
 class BlockStore:
@@ -84,15 +74,6 @@ class BlockStore:
 
     def owners_of(self, block: MemoryBlock) -> list[str]:
         return [o for o, ids in self.attached.items() if block.id in ids]
-
-    def get_state(self) -> dict[str, Any]:
-        return {"next_id": self.next_id, "blocks": [b.to_dict() for b in self.blocks.values()],
-                "attached": {o: list(ids) for o, ids in self.attached.items()}}
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.blocks = {b.id: b for b in (MemoryBlock.from_dict(d) for d in state["blocks"])}
-        self.attached = {str(o): [int(i) for i in ids] for o, ids in state["attached"].items()}
-        self.next_id = int(state["next_id"])
 
 
 def compile_block(block: MemoryBlock, shown: str | None = None) -> str:

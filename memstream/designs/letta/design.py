@@ -26,12 +26,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
 
 from pydantic import Field
 
 from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Fit, Line, block, fit_best, fit_newest, in_time_order, room_for
+from memstream.designs.context import Context, Fit, Line, fit_best, fit_newest
 from memstream.designs.entries import Entry, Record
 from memstream.designs.index import RecordIndex
 from memstream.designs.letta import prompts
@@ -47,8 +46,11 @@ from memstream.designs.letta.memory import (
     transcript_lines,
 )
 from memstream.designs.letta.queue import QueueMessage
+from memstream.designs.letta.state import LettaOwner, LettaState, SavedAgent, SavedBlock
 from memstream.designs.letta.tools import AGENT_TOOLS, EDIT_ERRORS, SLEEPTIME_TOOLS
 from memstream.designs.log import RecordLog
+from memstream.designs.state import records_of
+from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.errors import MemstreamError
 from memstream.models import Stage, count_tokens
 from memstream.stream import normalise_owner
@@ -77,9 +79,11 @@ class LettaConfig(DesignConfig):
     window_share: float = Field(default=0.2, ge=0, le=1)
 
 
-class LettaDesign(MemoryDesign):
+class LettaDesign(MemoryDesign[LettaState]):
     name = "letta"
     Config = LettaConfig
+    State = LettaState
+    config: LettaConfig
 
     def __init__(self, config: LettaConfig | None = None) -> None:
         super().__init__(config)
@@ -208,20 +212,14 @@ class LettaDesign(MemoryDesign):
         if state is None:  # nothing written for this owner: nothing to show (and nothing made by a read)
             return Context([], budget_tokens)
         c = self.config
-        fits: dict[str, Fit] = {}
-        left = budget_tokens
-        candidates = {"summary": state.summary.lines(), "window": self._window(owner, state)}
-        for tier, share in (("core", c.core_share), ("summary", c.summary_share), ("window", c.window_share)):
-            room = room_for(tier, min(left, int(budget_tokens * share)))
-            fits[tier] = fit_core(self.store.of(owner), room) if tier == "core" else fit_newest(candidates[tier], room)
-            made = block(tier, fits[tier].kept)
-            left -= made.tokens if made else 0
-        shown = {i for x in fits["window"].kept for i in x.ids}
-        fits["retrieved"] = self._retrieve(owner, query, now, room_for("retrieved", left), shown)
-        blocks = [b for tier in ("core", "summary", "retrieved", "window")
-                  if (b := block(tier, in_time_order(fits[tier].kept) if tier == "retrieved" else fits[tier].kept))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+        window = self._window(owner, state)
+        fits = fill_tiers([
+            Tier("core", lambda room, _: fit_core(self.store.of(owner), room), c.core_share),
+            Tier("summary", lambda room, _: fit_newest(state.summary.lines(), room), c.summary_share),
+            Tier("window", lambda room, _: fit_newest(window, room), c.window_share),
+            Tier("retrieved", lambda room, fits: self._retrieve(owner, query, now, room, shown_ids(fits, "window")))],
+            budget_tokens)
+        return assemble(fits, ("core", "summary", "retrieved", "window"), budget_tokens, in_time={"retrieved"})
 
     def _window(self, owner: str, state: OwnerState) -> list[Line]:
         """The queue's conversation turns as context lines, in order."""
@@ -248,18 +246,29 @@ class LettaDesign(MemoryDesign):
 
     # -- state ---------------------------------------------------------------------------------
 
-    def get_state(self) -> dict[str, Any]:
-        return {"log": self.log.get_state(), "blocks": self.store.get_state(),
-                "owners": {o: s.to_dict() for o, s in self.owners.items()},
-                "archival": {str(k): v for k, v in self.archival.items()}}
+    def get_state(self) -> LettaState:
+        records = self.log.saved()
+        owners = {}
+        for o in dict.fromkeys([*self.owners, *records, *self.store.attached]):
+            mine = records[o].records if o in records else []
+            agent = self.owners.get(o)
+            owners[o] = LettaOwner(records=mine, passages={r.id: self.archival[r.id] for r in mine
+                                                           if r.id in self.archival},
+                                   blocks=list(self.store.attached.get(o, [])),
+                                   agent=SavedAgent.of(agent) if agent is not None else None)
+        return LettaState(next_id=self.log.next_id, next_block=self.store.next_id,
+                          blocks=[SavedBlock.of(b) for b in self.store.blocks.values()], owners=owners)
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
+    def set_state(self, state: LettaState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
         self.store = BlockStore()
-        self.store.set_state(state["blocks"])
-        self.owners = {o: OwnerState.from_dict(s) for o, s in state["owners"].items()}
-        self.archival = {int(k): [int(i) for i in v] for k, v in state["archival"].items()}
-        self.by_id = {r.id: r for mine in self.log.by_owner.values() for r in mine}
+        self.store.blocks = {b.id: b.block() for b in state.blocks}
+        self.store.attached = {o: list(saved.blocks) for o, saved in state.owners.items() if saved.blocks}
+        self.store.next_id = state.next_block
+        self.by_id = self.log.by_id()
+        self.owners = {o: saved.agent.owner_state(self.by_id) for o, saved in state.owners.items()
+                       if saved.agent is not None}
+        self.archival = {i: list(cites) for saved in state.owners.values() for i, cites in saved.passages.items()}
         self.indexes, self.archives = {}, {}
         for owner, records in self.log.by_owner.items():
             for record in records:

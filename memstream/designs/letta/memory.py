@@ -21,7 +21,7 @@ from memstream.designs.letta import prompts
 from memstream.designs.letta.blocks import BlockStore, MemoryBlock, compile_blocks
 from memstream.designs.letta.queue import Queue, QueueMessage, Role, pressure
 from memstream.designs.letta.tools import AGENT_TOOLS, SLEEPTIME_TOOLS, Failed
-from memstream.designs.retrievers import RetrievalWeights, score
+from memstream.designs.retrievers import RETRIEVAL_WEIGHTS, score
 from memstream.designs.summary import Summary, absorb_stage
 from memstream.errors import MemstreamError
 from memstream.models import Message, Stage, count_tokens
@@ -42,16 +42,6 @@ class OwnerState:
     counts: Counter[str] = field(default_factory=Counter)
     evicted: int = 0          # messages evicted from the queue so far
     slept_through: int = 0    # the last record id the sleep-time agent has read
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"queue": self.queue.to_dict(), "summary": self.summary.to_dict(), "counts": dict(self.counts),
-                "evicted": self.evicted, "slept_through": self.slept_through}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> OwnerState:
-        return cls(Queue.from_dict(d["queue"]), Summary.from_dict(d["summary"]),
-                   Counter({str(k): int(v) for k, v in d["counts"].items()}), int(d["evicted"]),
-                   int(d["slept_through"]))
 
 
 class Holder(Protocol):
@@ -205,7 +195,7 @@ def ranked(scores: np.ndarray, keep: np.ndarray | list[bool]) -> list[int]:
 
 def search_scores(index: RecordIndex, query: str, now: datetime) -> np.ndarray:
     signals = index.signals(query, now, dense=False, lexical=True)
-    return score(SEARCH, signals, RetrievalWeights())
+    return score(SEARCH, signals, RETRIEVAL_WEIGHTS)
 
 
 def transcript_lines(records: list[Record]) -> list[str]:

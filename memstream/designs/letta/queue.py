@@ -15,7 +15,7 @@ with the system prompt and core memory around it:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from memstream.models import count_tokens
 
@@ -35,13 +35,6 @@ class QueueMessage:
     @classmethod
     def of(cls, role: Role, text: str, ids: tuple[int, ...] = ()) -> QueueMessage:
         return cls(role, text, ids, count_tokens(text))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "text": self.text, "ids": list(self.ids), "tokens": self.tokens}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> QueueMessage:
-        return cls(d["role"], d["text"], tuple(int(i) for i in d["ids"]), int(d["tokens"]))
 
 
 @dataclass
@@ -66,13 +59,6 @@ class Queue:
         if gone:
             self.warned = False
         return gone
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"messages": [m.to_dict() for m in self.messages], "warned": self.warned}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Queue:
-        return cls([QueueMessage.from_dict(m) for m in d["messages"]], bool(d["warned"]))
 
 
 def pressure(used: int, window: int, warn_at: float, warned: bool) -> Pressure | None:

@@ -16,12 +16,13 @@ added it. :meth:`ProfileDesign.counters` says what the updates did (compactions,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+
+from pydantic import Field, JsonValue
 
 from memstream.designs.base import MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, room_for
+from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import RecordLog
 from memstream.designs.profile.blame import Life, lives
@@ -29,15 +30,53 @@ from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.store import ProfileStore, Version
 from memstream.designs.profile.text import HEADING, priority, skeleton
 from memstream.designs.profile.update import Counters, update_stage
+from memstream.designs.state import DesignState, OwnerRecords, Saved, records_of
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage, count_tokens
 from memstream.stream import normalise_owner
 
 TIER = "profile"
 
 
-class ProfileDesign(MemoryDesign):
+class SavedVersion(Saved):
+    """One version of a file, as the state file keeps it: its scope, number, text, the edit that made it
+    (the JSON the store keeps), when, and the record ids of the turn it came from."""
+
+    scope: str
+    n: int = Field(ge=1)
+    text: str
+    edit: dict[str, JsonValue]
+    at: str
+    made_s: float
+    turns: list[int] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, scope: str, v: Version) -> SavedVersion:
+        return cls(scope=scope, n=v.n, text=v.text, edit=v.edit, at=v.at, made_s=v.made_s, turns=list(v.turns))
+
+    def version(self) -> Version:
+        return Version(self.n, self.text, dict(self.edit), self.at, self.made_s, tuple(self.turns))
+
+
+class ProfileOwner(OwnerRecords):
+    """An owner's records and the versions of its files (one file per scope)."""
+
+    versions: list[SavedVersion] = Field(default_factory=list)
+
+
+class ProfileState(DesignState):
+    """The state of ``profile``: each owner's records and file versions, and what the updates counted."""
+
+    next_id: int = Field(default=1, ge=1)
+    counters: Counters = Field(default_factory=Counters)
+    owners: dict[str, ProfileOwner] = Field(default_factory=dict)
+
+
+class ProfileDesign(MemoryDesign[ProfileState]):
     name = "profile"
     Config = ProfileConfig
+    State = ProfileState
+    config: ProfileConfig
 
     def __init__(self, config: ProfileConfig | None = None) -> None:
         super().__init__(config)
@@ -70,10 +109,13 @@ class ProfileDesign(MemoryDesign):
             rank, ids = (-1, ()) if heading else (priority(section, life.text), turns[life.added])
             lines.append((rank, Line(life.text, count_tokens(life.text), ids, float(position))))
         ranked = [line for _, line in sorted(lines, key=lambda x: (x[0], x[1].order))]
-        kept = fit_best(ranked, room_for(TIER, budget_tokens)).kept
-        made = block(TIER, sorted(kept, key=lambda x: x.order))
-        cut_tokens = sum(x.tokens for x in ranked) - sum(x.tokens for x in kept)  # every line is wanted
-        return Context([made] if made else [], budget_tokens, len(ranked) - len(kept), cut_tokens)
+
+        def whole_file(room: int, _: Mapping[str, Fit]) -> Fit:
+            """The lines that fit, best first; every line left out counts as cut (every line is wanted)."""
+            kept = fit_best(ranked, room).kept
+            return Fit(kept, len(ranked) - len(kept), sum(x.tokens for x in ranked) - sum(x.tokens for x in kept))
+
+        return assemble(fill_tiers([Tier(TIER, whole_file)], budget_tokens), (TIER,), budget_tokens, in_time={TIER})
 
     def _current(self, owner: str, versions: list[Version]) -> list[Life]:
         """The current file's lines (headings included) with the version each came from, made once per version."""
@@ -103,15 +145,20 @@ class ProfileDesign(MemoryDesign):
 
     # -- state ------------------------------------------------------------------------------------
 
-    def get_state(self) -> dict[str, Any]:
-        """The record log, the counters and, for a file kept in memory, every version (a file on disk
-        keeps its own; its path is in the settings)."""
-        return {"log": self.log.get_state(), "counters": self.stats.to_dict(),
-                "versions": [] if self.config.path else self.store.get_state()}
+    def get_state(self) -> ProfileState:
+        """Each owner's records and, for a file kept in memory, every version of its files (a file on disk
+        keeps its own; its path is in the settings); the counters."""
+        records = self.log.saved()
+        versions: dict[str, list[SavedVersion]] = {}
+        for owner, scope, v in [] if self.config.path else self.store.everything():
+            versions.setdefault(owner, []).append(SavedVersion.of(scope, v))
+        return ProfileState(next_id=self.log.next_id, counters=Counters(**self.stats.to_dict()), owners={
+            o: ProfileOwner(records=records[o].records if o in records else [], versions=versions.get(o, []))
+            for o in dict.fromkeys([*records, *versions])})
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.log.set_state(state["log"])
-        self.stats = Counters(**state["counters"])
+    def set_state(self, state: ProfileState) -> None:
+        self.log.restore(state.next_id, records_of(state.owners))
+        self.stats = Counters(**state.counters.to_dict())
         if not self.config.path:
-            self.store.set_state(state["versions"])
+            self.store.restore((o, v.scope, v.version()) for o, saved in state.owners.items() for v in saved.versions)
         self._lives.clear()

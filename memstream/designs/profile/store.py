@@ -19,7 +19,7 @@ import os
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,10 +30,10 @@ from memstream.errors import MemstreamError
 
 #: What a profile file is. Its marker has held the "/1" since the first profile file, which recorded no
 #: ``schema_version`` (a missing one reads as 1, see memstream.sqlite).
-PROFILE = sqlite.StoreKind(noun="profile file", marker="memstream-profile/1", held="profile",
+FORMAT = "memstream-profile/1"  #: what its meta table records
+PROFILE = sqlite.StoreKind(noun="profile file", marker=FORMAT, held="profile",
                            tables=frozenset({"meta", "versions", "locks"}),
                            make="a profile design writes one (its path setting)")
-FORMAT = PROFILE.marker
 #: A lease outlives any one update (two model calls, three retries); a dead holder's expires after it.
 LEASE_S = 300.0
 #: How long an update waits for another process's lease before it gives up (counted, swallowed).
@@ -74,6 +74,7 @@ class Version:
         return cls(int(row[0]), row[1], json.loads(row[2]), row[3], float(row[4]), tuple(json.loads(row[5])))
 
     def to_dict(self) -> dict[str, Any]:
+        """The version as ``memstream profile ... --json`` prints it."""
         return {"n": self.n, "text": self.text, "edit": self.edit, "at": self.at, "made_s": self.made_s,
                 "turns": list(self.turns)}
 
@@ -152,15 +153,16 @@ class ProfileStore:
                 self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
         return free
 
-    # -- state (a design's JSON) ----------------------------------------------------------------
+    # -- state (a design's state file) ----------------------------------------------------------
 
-    def get_state(self) -> list[dict[str, Any]]:
-        return [{"owner": o, "scope": s, **v.to_dict()} for o, s in self.files() for v in self.versions(o, s)]
+    def everything(self) -> list[tuple[str, str, Version]]:
+        """Every version of every file, with its owner and scope (by owner, scope and number)."""
+        return [(o, s, v) for o, s in self.files() for v in self.versions(o, s)]
 
-    def set_state(self, rows: list[dict[str, Any]]) -> None:
+    def restore(self, versions: Iterable[tuple[str, str, Version]]) -> None:
+        """Write ``versions`` (owner, scope, version) as they were, in one transaction."""
         with sqlite.transaction(self.db):
-            for r in rows:
+            for owner, scope, v in versions:
                 self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
-                                "VALUES (?,?,?,?,?,?,?,?)", (r["owner"], r["scope"], int(r["n"]), r["text"],
-                                                             json.dumps(r["edit"]), r["at"], float(r["made_s"]),
-                                                             json.dumps(r["turns"])))
+                                "VALUES (?,?,?,?,?,?,?,?)", (owner, scope, v.n, v.text, json.dumps(v.edit), v.at,
+                                                             v.made_s, json.dumps(list(v.turns))))

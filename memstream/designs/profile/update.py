@@ -70,7 +70,7 @@ def update_stage(store: ProfileStore, owner: str, entries: Sequence[Entry], turn
             return (yield from _update(store, owner, entries, turns, config, counters))
     except _Skip as why:
         log.warning("profile %s/%s: %s; the file is kept as it was", owner, config.scope, why)
-    except Exception as e:  # noqa: BLE001 - memory never breaks an answer: logged, counted, swallowed
+    except Exception as e:  # memory never breaks an answer: logged, counted, swallowed
         counters.failures += 1
         log.warning("profile %s/%s: update failed (%s: %s); the file is kept as it was", owner, config.scope,
                     type(e).__name__, e)

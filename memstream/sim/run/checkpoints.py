@@ -18,6 +18,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import memstream.sqlite as sqlite
 from memstream.errors import MemstreamError
 from memstream.sim.agents import Agent
 from memstream.sim.events import truncate
@@ -137,7 +138,7 @@ class Checkpoints:
             if problem:
                 raise ValueError(problem)
             with closing(sqlite3.connect(f"file:{point / STREAM}?mode=ro", uri=True)) as db:
-                if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                if sqlite.integrity(db, quick=True):
                     raise ValueError("its stream copy fails SQLite's check")
         except (OSError, ValueError, sqlite3.DatabaseError) as e:
             raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None

@@ -159,7 +159,7 @@ class RunDir:
     def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights) -> MemoryStream:
         """The run's stream for the simulation to write (the caller closes it)."""
         require_writer(self._lock is not None, self.path)
-        return MemoryStream(self.files.stream, embedder, weights=weights)  # type: ignore[arg-type]
+        return MemoryStream(self.files.stream, embedder, weights=weights)
 
     def call_cache(self, model: ChatModel) -> CachedChatModel:
         """``model`` with the run's call cache: an answer given once is never paid for again."""

@@ -15,14 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cache
-from typing import Any
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.context import Context, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
+from memstream.designs.state import DesignState, Moment, Saved
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage
 from memstream.reflection import THRESHOLD, maybe_reflect_stage
 from memstream.stream import (
@@ -48,10 +49,42 @@ class StreamConfig(DesignConfig):
     touch: bool = False
 
 
-class StreamDesign(MemoryDesign):
+class SavedMemory(Saved):
+    """One memory of the stream, as its state file keeps it (its owner is the owner it is kept under)."""
+
+    id: int = Field(ge=1)
+    kind: str
+    text: str
+    created_at: Moment
+    importance: int
+    cites: list[int] = Field(default_factory=list)
+    metadata: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class StreamOwner(Saved):
+    """An owner's memories, the accesses retrieval recorded (memory id, when), and the id it reflected through."""
+
+    memories: list[SavedMemory] = Field(default_factory=list)
+    accesses: list[tuple[int, Moment]] = Field(default_factory=list)
+    reflected_through: int = Field(default=0, ge=0)
+
+
+class StreamState(DesignState):
+    """The state of ``stream``: the embedder that made its vectors, and each owner's memories."""
+
+    embedder: str
+    owners: dict[str, StreamOwner] = Field(default_factory=dict)
+
+
+class StreamDesign(MemoryDesign[StreamState]):
     name = "stream"
-    embeds = True
     Config = StreamConfig
+    State = StreamState
+    config: StreamConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> StreamDesign:
+        return cls(own_config(config, StreamConfig), embedder=embedder)
 
     def __init__(self, config: StreamConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -80,9 +113,8 @@ class StreamDesign(MemoryDesign):
             return Context([], budget_tokens)
         recalls = self.stream.retrieve(owner, query, now=now, k=CANDIDATES, touch=self.config.touch)
         ranked = (self._line(owner, r.memory) for r in recalls)
-        fit = fit_best(ranked, room_for("retrieved", budget_tokens))
-        made = block("retrieved", in_time_order(fit.kept))
-        return Context([made] if made else [], budget_tokens, fit.cut, fit.cut_tokens)
+        fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
+        return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
     def _line(self, owner: str, memory: Memory) -> Line:
         """A memory's line in a context, made once (memories never change)."""
@@ -97,15 +129,29 @@ class StreamDesign(MemoryDesign):
         """Reflections made (the stream never compacts or drops what it was given)."""
         return {"reflections": self.reflections}
 
-    def get_state(self) -> dict[str, Any]:
-        owners = self.stream.owners()
-        return {"stream": self.stream.get_state(),
-                "reflected": {o: self.stream.reflected_through(o) for o in owners}}
+    def get_state(self) -> StreamState:
+        whole = self.stream.get_state()  # the stream's own JSON-ready state, read per owner here
+        memories: dict[str, list[SavedMemory]] = {o: [] for o in self.stream.owners()}
+        owner_of: dict[int, str] = {}
+        for m in whole["memories"]:
+            owner_of[m["id"]] = m["owner"]
+            memories.setdefault(m["owner"], []).append(SavedMemory.model_validate(
+                {k: v for k, v in m.items() if k != "owner"}))
+        accesses: dict[str, list[tuple[int, datetime]]] = {o: [] for o in memories}
+        for mid, at in whole["accesses"]:
+            accesses[owner_of[mid]].append((mid, datetime.fromisoformat(at)))
+        return StreamState(embedder=whole["embedder"], owners={
+            o: StreamOwner(memories=mine, accesses=accesses[o], reflected_through=self.stream.reflected_through(o))
+            for o, mine in memories.items()})
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        self.stream.set_state(state["stream"])
-        for owner, through in state["reflected"].items():
-            self.stream.mark_reflected(owner, through)
+    def set_state(self, state: StreamState) -> None:
+        memories = sorted(((o, m) for o, saved in state.owners.items() for m in saved.memories), key=lambda x: x[1].id)
+        self.stream.set_state({
+            "embedder": state.embedder,
+            "memories": [{"id": m.id, "owner": o, **m.model_dump(mode="json", exclude={"id"})} for o, m in memories],
+            "accesses": [[mid, at.isoformat()] for saved in state.owners.values() for mid, at in saved.accesses]})
+        for owner, saved in state.owners.items():
+            self.stream.mark_reflected(owner, saved.reflected_through)
 
 
 def _closure(stream: MemoryStream, owner: str, memory_id: int) -> tuple[int, ...]:

@@ -22,20 +22,21 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from memstream.designs import prompts
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
-from memstream.designs.context import Context, Line, block, fit_best, in_time_order, room_for
+from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
+from memstream.designs.state import DesignState
+from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.errors import MemstreamError
-from memstream.facts import Change, Fact, FactStore, NewFact, Source, apply, profile, recall, sweep
+from memstream.facts import Action, Change, Fact, FactStore, NewFact, Source, View, apply, profile, recall, sweep
 from memstream.models import Embedder, Request, Stage
 from memstream.stream import normalise_owner
 from memstream.timeutil import from_epoch, to_epoch
@@ -56,10 +57,29 @@ class FactsConfig(DesignConfig):
     profile_share: float = Field(default=0.1, ge=0, le=1)
 
 
-class FactsDesign(MemoryDesign):
+class FactsState(DesignState):
+    """The state of ``facts``: the facts file itself (its bytes, base64) for a store kept in memory, else its
+    path. The store keeps every owner's facts, versions and sources in their own rows already."""
+
+    db: str | None = None
+    path: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> FactsState:
+        if (self.db is None) == (self.path is None):
+            raise ValueError("a facts state holds either the store's bytes (db) or its path, one of them")
+        return self
+
+
+class FactsDesign(MemoryDesign[FactsState]):
     name = "facts"
-    embeds = True
     Config = FactsConfig
+    State = FactsState
+    config: FactsConfig
+
+    @classmethod
+    def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> FactsDesign:
+        return cls(own_config(config, FactsConfig), embedder=embedder)
 
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
@@ -88,7 +108,9 @@ class FactsDesign(MemoryDesign):
             changes = yield from self._classify_stage(owner, candidates, e.at)
             source = Source(entry_key(e), e.text, e.at)
             apply(self.store, owner, source, changes, tenant=c.tenant)
-            ids.append(self.store.source_id(c.tenant, owner, source.key))
+            written = self.store.source_id(c.tenant, owner, source.key)
+            assert written is not None, "apply writes the turn's source in its transaction"
+            ids.append(written)
         return ids
 
     def _classify_stage(self, owner: str, candidates: list[NewFact], at: datetime) -> Stage[list[Change]]:
@@ -97,14 +119,16 @@ class FactsDesign(MemoryDesign):
         related = [self._related(owner, x.text, at) for x in candidates]
         asks = [Request(prompts.CLASSIFY_PURPOSE, prompts.classify_messages(x.text, [f.text for f in near]),
                         verdict_parser(len(near))) for x, near in zip(candidates, related, strict=True) if near]
-        verdicts: list[Verdict | None] = iter((yield asks) if asks else [])
+        answered: list[Verdict | None] = (yield asks) if asks else []
+        verdicts = iter(answered)
         changes = []
         for x, near in zip(candidates, related, strict=True):
             v = next(verdicts) if near else None
-            action = v.action if v is not None else "new"
+            action: Action = v.action if v is not None else "new"
             if action == "update" and x.kind == "episode":
                 action = "new"  # what happened once stays true; it is not a new version of another
-            changes.append(Change(action, x, near[v.target - 1].id if action != "new" else None))
+            target = v.target if v is not None and action != "new" else None
+            changes.append(Change(action, x, near[target - 1].id if target is not None else None))
         return changes
 
     def _related(self, owner: str, text: str, at: datetime) -> list[Fact]:
@@ -127,17 +151,17 @@ class FactsDesign(MemoryDesign):
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         check_budget(budget_tokens)
         owner, c = normalise_owner(owner), self.config
-        view = "history" if HISTORY.search(query) else "current"
+        view: View = "history" if HISTORY.search(query) else "current"
         hits = recall(self.store, owner, query, now, k=c.recall_k, view=view, tenant=c.tenant)
         pinned = [(f.id, fact_line(f)) for f in self._profile(owner, now)]
-        fits = {"preferences": fit_best((x for _, x in pinned),
-                                        room_for("preferences", int(budget_tokens * c.profile_share)))}
-        left = budget_tokens - (made.tokens if (made := block("preferences", fits["preferences"].kept)) else 0)
-        shown = {i for i, x in pinned if x in fits["preferences"].kept}
-        fits["facts"] = fit_best((fact_line(h.fact) for h in hits if h.fact.id not in shown), room_for("facts", left))
-        blocks = [b for tier in ("preferences", "facts") if (b := block(tier, in_time_order(fits[tier].kept)))]
-        return Context(blocks, budget_tokens, sum(f.cut for f in fits.values()),
-                       sum(f.cut_tokens for f in fits.values()))
+
+        def facts(room: int, fits: Mapping[str, Fit]) -> Fit:
+            shown = {i for i, x in pinned if x in fits["preferences"].kept}  # facts, by id: not twice
+            return fit_best((fact_line(h.fact) for h in hits if h.fact.id not in shown), room)
+
+        fits = fill_tiers([Tier("preferences", lambda room, _: fit_best((x for _, x in pinned), room), c.profile_share),
+                           Tier("facts", facts)], budget_tokens)
+        return assemble(fits, ("preferences", "facts"), budget_tokens, in_time={"preferences", "facts"})
 
     def _profile(self, owner: str, now: datetime) -> list[Fact]:
         """The profile's preferences that are still current now."""
@@ -147,18 +171,18 @@ class FactsDesign(MemoryDesign):
 
     # -- state --------------------------------------------------------------------------------------
 
-    def get_state(self) -> dict[str, Any]:
+    def get_state(self) -> FactsState:
         """The whole store (the facts file's bytes) for an in-memory store; a file-backed store is its file."""
         if not self.store.in_memory:
-            return {"path": self.config.path}
-        return {"db": base64.b64encode(self.store.dump_bytes()).decode("ascii")}
+            return FactsState(path=self.config.path)
+        return FactsState(db=base64.b64encode(self.store.dump_bytes()).decode("ascii"))
 
-    def set_state(self, state: dict[str, Any]) -> None:
-        if "path" in state:
-            if state["path"] != self.config.path:
-                raise MemstreamError(f"this facts state is the file {state['path']}; set path to it")
+    def set_state(self, state: FactsState) -> None:
+        if state.path is not None:
+            if state.path != self.config.path:
+                raise MemstreamError(f"this facts state is the file {state.path}; set path to it")
             return
-        self.store.load_bytes(base64.b64decode(state["db"]))
+        self.store.load_bytes(base64.b64decode(state.db or "", validate=True))
 
 
 def _new_fact(x: ExtractedFact, at: datetime) -> NewFact | None:

@@ -8,6 +8,9 @@ import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
+
+import pytest
 
 from memstream.eval import Models
 from memstream.models import HashEmbedder, Message, OfflineChatModel, prompt_of
@@ -16,6 +19,16 @@ from memstream.models import HashEmbedder, Message, OfflineChatModel, prompt_of
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
 DATA = ROOT.parent / "shared" / "data"
+LOCOMO_DEV = DATA / "locomo" / "locomo-dev.json"
+LONGMEMEVAL_DEV = DATA / "longmemeval" / "longmemeval-s-dev.json"
+
+Test = TypeVar("Test")
+
+
+def needs_data(test: Test) -> Test:
+    """Marks a test that reads the dev halves in ../shared/data (``real_data``), skipped where they are not."""
+    here = LOCOMO_DEV.exists() and LONGMEMEVAL_DEV.exists()
+    return pytest.mark.real_data(pytest.mark.skipif(not here, reason="../shared/data is not here")(test))
 
 T0 = datetime(2023, 2, 13, 8, 0, tzinfo=UTC)
 

@@ -118,6 +118,7 @@ def test_a_bad_import_line_writes_nothing(capsys, tmp_path: Path, jsonl: Path) -
     assert json.loads(run(capsys, "inspect", db, "--json")[1])["memories"] == 5
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     for argv in (["recall"], ["recall", str(tmp_path / "x.db"), "--agent", "a", "--query", "q"]):
         proc = subprocess.run([sys.executable, "-m", "memstream.cli", *argv], capture_output=True, text=True)

@@ -286,6 +286,7 @@ def expected(parts: list[tuple[str | None, str, bool]], takes: tuple[str, ...],
     return values
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 @given(case=weights_text(), command=st.sampled_from(["recall", "interview", "eval"]))
 def test_generated_weights_parse_to_the_right_weights_or_one_line_and_exit_2(capsys, case, command) -> None:
@@ -312,6 +313,7 @@ def test_generated_weights_parse_to_the_right_weights_or_one_line_and_exit_2(cap
         assert all(math.isfinite(getattr(w, LONG[n])) for n in takes)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=st.text(max_size=30))
 def test_any_weights_text_is_weights_or_one_line(capsys, text: str) -> None:

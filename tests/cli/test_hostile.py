@@ -190,6 +190,7 @@ def command(draw, files: dict[str, Path]) -> list[str]:
 FUZZ = {"cases": 0}
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_generated_commands_never_trace_back_and_a_failure_changes_nothing(tmp_path_factory, capsys, data) -> None:
@@ -384,6 +385,7 @@ NUMBERS_IN_FILES = st.one_of(st.floats(), st.booleans(), st.integers(-10**7, 10*
     [1e-300, 5e-324, 1e-3, "1e3", "0.5", "x", None]))
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None,
           suppress_health_check=list(HealthCheck))
 @given(radius=NUMBERS_IN_FILES, speed=NUMBERS_IN_FILES, x=NUMBERS_IN_FILES, agents=NUMBERS_IN_FILES,

@@ -323,6 +323,7 @@ print(design.counters()["failures"], design.counters()["versions"])
 """
 
 
+@pytest.mark.slow
 def test_two_processes_updating_one_file_lose_nothing(tmp_path: Path) -> None:
     path, n = tmp_path / "profile.db", 15
     env = os.environ | {"PYTHONPATH": str(ROOT)}
@@ -418,6 +419,7 @@ def test_bad_input_is_one_line_and_exit_2_and_nothing_is_written(profile_file: P
     assert {p.name: p.read_bytes() for p in d.iterdir() if p.is_file() and p.name in before} == before
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(agent=st.text(max_size=20), line=st.text(max_size=20), version=st.integers(-3, 9))
 def test_any_agent_line_or_version_is_answered_or_refused_in_one_line(profile_file: Path, agent: str, line: str,

@@ -147,6 +147,7 @@ def _is_good(line: str) -> bool:
     return True
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(case=st.one_of(st.sampled_from(sorted(BREAKS)).map(lambda name: (json.dumps(BREAKS[name][0](GOOD)),
                                                                          BREAKS[name][1])),

@@ -17,11 +17,7 @@ from memstream.eval.prompts import answer_messages, judge_messages
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
 from memstream.models import ChatModel, Completion, HashEmbedder, OfflineChatModel
 from memstream.plots import designs, pareto
-from tests.helpers import DATA, offline_models, tiny_locomo
-
-LOCOMO = DATA / "locomo" / "locomo-dev.json"
-LME = DATA / "longmemeval" / "longmemeval-s-dev.json"
-needs_data = pytest.mark.skipif(not LOCOMO.exists() or not LME.exists(), reason="../shared/data is not here")
+from tests.helpers import LOCOMO_DEV, LONGMEMEVAL_DEV, needs_data, offline_models, tiny_locomo
 
 
 def test_every_design_answers_every_question_and_full_is_always_there(tmp_path: Path) -> None:
@@ -70,6 +66,7 @@ def test_an_answer_model_that_fails_stops_with_one_line(tmp_path: Path) -> None:
                          HashEmbedder(64)), progress=False)
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_table_writes_json_and_plots(tmp_path: Path, capsys) -> None:
     out, png = tmp_path / "d.json", tmp_path / "d.png"
     code = main(["eval", "locomo", str(tiny_locomo(tmp_path)), "--design", "buffer-summary,stream", "--budget", "60,300",
@@ -176,10 +173,10 @@ def _now():  # noqa: ANN202
 def test_both_benchmarks_on_a_slice_of_the_dev_data() -> None:
     chat = OfflineChatModel()
     models = Models(chat, chat, chat, HashEmbedder(128))
-    lme = sliced(load_longmemeval(LME, granularity="round", abstention=True), 2)
+    lme = sliced(load_longmemeval(LONGMEMEVAL_DEV, granularity="round", abstention=True), 2)
     rows = evaluate_designs(lme, ["tiered"], [2000], models, progress=False)
     assert rows[-1]["design"] == "full" and rows[-1]["n"] == 2
-    locomo = sliced(load_locomo(LOCOMO), 20)
+    locomo = sliced(load_locomo(LOCOMO_DEV), 20)
     rows = evaluate_designs(locomo, ["tiered"], [2000], models, progress=False)
     by = {(r["design"], r["budget"]): r for r in rows}
     assert by[("tiered", 2000)]["evidence_verbatim"] > by[("full", 2000)]["evidence_verbatim"]

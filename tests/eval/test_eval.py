@@ -15,11 +15,7 @@ from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import WINDOW_WORDS
 from memstream.stream import add_rated
-from tests.helpers import DATA
-
-LOCOMO = DATA / "locomo" / "locomo-dev.json"
-LME = DATA / "longmemeval" / "longmemeval-s-dev.json"
-needs_data = pytest.mark.skipif(not LOCOMO.exists() or not LME.exists(), reason="../shared/data is not here")
+from tests.helpers import LOCOMO_DEV, LONGMEMEVAL_DEV, needs_data
 
 
 def test_metrics() -> None:
@@ -142,7 +138,7 @@ def test_the_span_a_question_names_lifts_the_memories_inside_it(tmp_path: Path) 
 
 @needs_data
 def test_eval_cli_on_slices_of_the_dev_data(tmp_path: Path, capsys) -> None:
-    locomo = json.loads(LOCOMO.read_text())[:1]
+    locomo = json.loads(LOCOMO_DEV.read_text())[:1]
     small = tmp_path / "locomo-slice.json"
     small.write_text(json.dumps(locomo))
     out, plot = tmp_path / "r.json", tmp_path / "r.svg"
@@ -161,7 +157,7 @@ def test_eval_cli_on_slices_of_the_dev_data(tmp_path: Path, capsys) -> None:
     svg = plot.read_text()
     assert "recall_any@k" in svg and "bm25+keys" in svg
 
-    items = json.loads(LME.read_text())[:2]
+    items = json.loads(LONGMEMEVAL_DEV.read_text())[:2]
     small = tmp_path / "lme-slice.json"
     small.write_text(json.dumps(items))
     code = main(["eval", "longmemeval", str(small), "--granularity", "round", "--retriever", "bm25,relevance",
@@ -190,7 +186,7 @@ def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> No
     from memstream.stream import MemoryStream, Weights
     from memstream.stream.scoring import top_k
 
-    conv = json.loads(LOCOMO.read_text())[:1]
+    conv = json.loads(LOCOMO_DEV.read_text())[:1]
     small = tmp_path / "one.json"
     small.write_text(json.dumps(conv))
     h = load_locomo(small, context=0).haystacks[0]

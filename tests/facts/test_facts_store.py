@@ -326,6 +326,7 @@ def test_check_finds_an_index_out_of_step_and_an_edge_to_nowhere(tmp_path: Path)
     assert any("trigger facts_fts_delete is missing" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_a_hard_delete_says_when_a_reader_keeps_the_wal_from_emptying(tmp_path: Path) -> None:
     s = store(tmp_path)
     add(s, "ann", "m1", "Ann's passport number is Zebraquill 77", at(0))

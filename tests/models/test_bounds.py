@@ -38,6 +38,7 @@ def _unbounded(schema: object) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_request_carries_its_purpose_s_bound() -> None:
     with ScriptedServer([(200, "7"), (200, "{}"), (200, "ok")]) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", concurrency=1)
@@ -105,6 +106,7 @@ def test_any_schema_comes_out_bounded_and_otherwise_unchanged(schema: dict) -> N
     assert strip(bounded) == schema
 
 
+@pytest.mark.slow
 def test_a_request_given_up_on_waits_for_the_server_before_it_is_sent_again(caplog) -> None:
     """The client gave up after 0.5 s; a local server would still be generating that answer, so the
     retry waits as long again instead of queueing behind it at once (the backoff alone is 0.01 s)."""

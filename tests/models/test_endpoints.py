@@ -51,6 +51,7 @@ def test_a_partial_batch_keeps_its_answers() -> None:
         assert chat.usage.by_purpose["t"].received == 1 and chat.usage.by_purpose["t"].requests == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("header", [{"Retry-After": "0.6"}, {"retry-after-ms": "600"}])
 def test_retry_after_is_honoured(header: dict[str, str]) -> None:
     with ScriptedServer([(429, "slow down", header), (200, "fine")]) as server:
@@ -118,6 +119,7 @@ def test_a_command_against_a_failing_endpoint_is_one_line_and_writes_nothing(tmp
     assert not (tmp_path / "s.db").exists()
 
 
+@pytest.mark.slow
 def test_a_run_against_an_endpoint_that_never_answers_stops_within_a_bound(tmp_path: Path, capsys,
                                                                           monkeypatch) -> None:
     """Every request times out: the breaker opens, the run checkpoints and stops with one line
@@ -169,6 +171,7 @@ def server():  # noqa: ANN201
         yield s
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(body=BODY)
 def test_any_response_body_is_an_answer_or_a_counted_failure(server: ScriptedServer, body: object) -> None:

@@ -81,6 +81,7 @@ def test_learned_embedders_know_meaning(embedder) -> None:
     assert v[0] @ v[1] > v[0] @ v[2] + 0.2
 
 
+@pytest.mark.slow
 def test_minilm_reads_long_texts_in_length_sorted_batches() -> None:
     m = MiniLMEmbedder(batch_size=2)
     texts = ["short", "a much longer sentence about the cafe " * 20, "mid length text here", "x"]
@@ -117,6 +118,7 @@ def test_no_key_gives_a_clear_message(monkeypatch) -> None:
         OpenAIChat("gpt-4o-mini")
 
 
+@pytest.mark.slow
 def test_openai_chat_retries_rate_limits_and_server_errors_over_http() -> None:
     script = [(429, "slow down"), (500, "oops"), (200, "Rating: 8"), (200, "no number at all"), (200, "still none")]
     with ScriptedServer(script) as server:
@@ -131,6 +133,7 @@ def test_openai_chat_retries_rate_limits_and_server_errors_over_http() -> None:
         assert usage.calls == 3 and usage.retried == 1 and usage.unusable == 1 and chat.usage.lost == 1
 
 
+@pytest.mark.slow
 def test_openai_retries_a_timeout() -> None:
     with ScriptedServer([(0, "1.0"), (200, "Rating: 4")]) as server:
         chat = OpenAIChat("m", base_url=server.url, api_key="k", timeout=0.3, backoff_s=0.01)
@@ -138,6 +141,7 @@ def test_openai_retries_a_timeout() -> None:
         assert len(server.chat_requests) == 2
 
 
+@pytest.mark.slow
 def test_openai_batches_run_concurrently() -> None:
     script = [(200, str(i + 1)) for i in range(6)]
     with ScriptedServer(script, delay=0.2) as server:

@@ -176,6 +176,7 @@ def test_the_cache_share_counts_only_answers_whose_server_said_so() -> None:
     assert Usage().prefix_cache_share() == {"all": None, "by_purpose": {}}
 
 
+@pytest.mark.slow
 def test_a_run_reports_the_probe_and_the_cache_share(tmp_path, monkeypatch) -> None:
     monkeypatch.delenv("MEMSTREAM_STRUCTURED", raising=False)
     raw = {"choices": [{"message": {"role": "assistant", "content": GOOD}, "finish_reason": "stop"}],

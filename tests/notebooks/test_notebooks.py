@@ -21,9 +21,16 @@ def test_there_are_six_notebooks_stored_clean() -> None:
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book.cells if c.cell_type == "code")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+#: The notebooks that read the dev halves in ../shared/data.
+ON_DATA = ("04-benchmarks", "06-memory-designs")
+
+
+@pytest.mark.slow
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.stem, marks=[pytest.mark.real_data] if p.stem in ON_DATA else [])
+                                  for p in NOTEBOOKS])
 def test_notebook_runs(path: Path) -> None:
-    if path.stem in ("04-benchmarks", "06-memory-designs") and not DATA.exists():
+    if path.stem in ON_DATA and not DATA.exists():
         pytest.skip("../shared/data is not here")
     book = nbformat.read(path, as_version=4)
     NotebookClient(book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()

@@ -113,6 +113,7 @@ def events(draw: st.DrawFn) -> Written:
     return Written(sentence, start, minutes, place, weekday, offset, month_day)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(events())
 def test_the_reader_gets_back_what_was_written(written: Written) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ def facts_about(draw: st.DrawFn, speaker: str) -> str:
     return f"{speaker} is {draw(st.sampled_from(['worried', 'happy', 'busy']))} about the election"
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data(), name, name)
 def test_a_fact_said_in_the_first_person_and_retold_names_its_subject(data: st.DataObject, speaker: str,
@@ -55,6 +57,7 @@ def cased(word: str, draw: st.DrawFn) -> str:
     return draw(st.sampled_from([word, word.lower(), word.upper(), word.capitalize()]))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data(), name, name)
 def test_no_first_person_word_survives_a_retelling(data: st.DataObject, speaker: str, listener: str) -> None:

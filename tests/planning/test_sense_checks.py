@@ -282,6 +282,7 @@ def test_a_reaction_refused_twice_changes_nothing(stream: MemoryStream) -> None:
 # -- the offline rules pass every check --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_whole_offline_day_of_the_town_passes_every_check(tmp_path: Path) -> None:
     chat = ScriptedChat({})  # the offline rules, every call recorded
     result = start_run(RunConfig(agents=25, start=DAY, hours=24, embedder="hash"), tmp_path / "r", progress=False,

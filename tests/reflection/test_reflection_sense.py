@@ -101,6 +101,7 @@ def test_a_restatement_of_any_statement_is_caught(words: list[str], data: st.Dat
         assert problem is not None and problem[0] == RESTATEMENT
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_SENTENCE, st.lists(_OTHER, min_size=2, max_size=7, unique=True), st.data())
 def test_an_insight_from_two_statements_words_is_not_a_restatement(a: list[str], b: list[str],
@@ -145,6 +146,7 @@ def test_a_refused_answer_is_retried_once_showing_why_and_drops_are_counted(stre
     assert OWNER in prompts.questions_messages(OWNER, SEEN)[-1]["content"]  # the questions name whose life
 
 
+@pytest.mark.slow
 def test_the_offline_rules_reflections_over_a_day_pass_every_check(tmp_path: Path) -> None:
     start = datetime(2023, 2, 13, 6, tzinfo=timezone(timedelta(hours=-8)))
     config = RunConfig(agents=8, start=start, hours=24, embedder="hash")

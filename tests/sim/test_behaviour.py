@@ -90,6 +90,7 @@ def test_an_invitation_for_later_today_becomes_an_appointment_citing_the_dialogu
     assert sim.agents[GUEST].body.location == "The Willows Market and Pharmacy"  # she went (the run ends 17:00)
 
 
+@pytest.mark.slow
 def test_an_invitation_for_tomorrow_is_in_the_next_days_plan_which_cites_its_revision() -> None:
     invitation = "Isabella Rodriguez is throwing a party at Hobbs Cafe on February 14th from 5 to 7 pm"
     sim, stream = pair_run(invitation, 24 + 3)
@@ -133,6 +134,7 @@ def test_a_conversation_going_round_in_circles_ends() -> None:
     assert lines == [f"{HOST}: Any plans for Monday?", f"{GUEST}: Not yet!", f"{HOST}: Any plans for Monday?"]
 
 
+@pytest.mark.slow
 def test_no_utterance_repeats_another_agents_memory_word_for_word(tmp_path: Path) -> None:
     start_run(RunConfig(agents=25, start=START, hours=4, embedder="hash"), tmp_path / "r", progress=False)
     stream = MemoryStream(tmp_path / "r" / "streams.db", HashEmbedder(256), readonly=True)

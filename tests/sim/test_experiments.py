@@ -24,6 +24,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_diffusion_grows_hour_by_hour_and_each_knower_is_backed_by_a_memory(run_dir: Path) -> None:
     with RunDir.open(run_dir) as run:
         result = measures.diffusion(run, FACT)
@@ -36,6 +37,7 @@ def test_diffusion_grows_hour_by_hour_and_each_knower_is_backed_by_a_memory(run_
         assert set(result["by_hour"][-1]["agents"]) == set(result["evidence"])
 
 
+@pytest.mark.slow
 def test_the_network_grows_and_every_edge_has_a_memory_naming_the_other(run_dir: Path) -> None:
     with RunDir.open(run_dir) as run:
         result = measures.network(run)
@@ -46,6 +48,7 @@ def test_the_network_grows_and_every_edge_has_a_memory_naming_the_other(run_dir:
             assert whom in run.stream.get(who, memory_id).text
 
 
+@pytest.mark.slow
 def test_attendance_is_who_the_event_log_puts_there(run_dir: Path) -> None:
     start, end = START.replace(hour=12), START.replace(hour=13)
     with RunDir.open(run_dir) as run:
@@ -57,6 +60,7 @@ def test_attendance_is_who_the_event_log_puts_there(run_dir: Path) -> None:
     assert result["attended_and_knew"] == len(set(result["present"]) & set(result["knew"]))
 
 
+@pytest.mark.slow
 def test_the_measure_command_writes_json_and_a_plot(run_dir: Path, tmp_path: Path, capsys) -> None:
     out, plot = tmp_path / "d.json", tmp_path / "d.png"
     assert main(["measure", "diffusion", str(run_dir), "--fact", FACT, "--json", str(out), "--plot", str(plot)]) == 0
@@ -73,6 +77,7 @@ def test_the_measure_command_writes_json_and_a_plot(run_dir: Path, tmp_path: Pat
     assert "Hobbs Cafe" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "problem"), [
     (["measure", "diffusion", "{tmp}", "--fact", "x"], "not a run directory"),
     (["measure", "diffusion", "{run}", "--fact", "the of and"], "no words to look for"),
@@ -229,6 +234,7 @@ def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path)
     assert "Earlier in this interview:\nInterviewer: Hi?\n" in prompt and prompt.index("Hi?") < prompt.index("What next?")
 
 
+@pytest.mark.slow
 def test_interviews_measure_every_agent_and_a_judge_scores_them(run_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "i.json"
     assert main(["measure", "interviews", str(run_dir), "--judge", "offline", "--json", str(out), "--plot",

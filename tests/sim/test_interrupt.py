@@ -41,6 +41,7 @@ def signal_when_asked(server: ScriptedServer, sig: int, requests: int, then: flo
     return sent
 
 
+@pytest.mark.slow
 def test_each_answer_is_in_the_cache_as_it_arrives_and_a_signal_abandons_the_call_in_flight(tmp_path) -> None:
     with ScriptedServer([(200, "7"), (0, "5")]) as server:  # the second answer takes 5 s
         model = CachedChatModel(OpenAIChat("m", base_url=server.url, api_key="k", timeout=30), tmp_path / "calls.db")
@@ -61,6 +62,7 @@ def test_a_signal_with_nothing_in_flight_only_asks_the_step_to_finish() -> None:
     assert stop.why == "interrupted"
 
 
+@pytest.mark.slow
 def test_a_run_stopped_mid_call_stops_within_seconds_and_resumes_with_what_it_had(tmp_path, monkeypatch) -> None:
     out = tmp_path / "run"
     with ScriptedServer([(200, "5")] * 5000, delay=0.4) as server:  # a slow model: every answer takes 0.4 s

@@ -227,6 +227,7 @@ def party_replay(tmp_path_factory: pytest.TempPathFactory) -> dict:
             "fact": party_run.FACT}
 
 
+@pytest.mark.slow
 def test_the_party_run_replays_to_its_end_from_the_recording(party_replay: dict) -> None:
     result, model = party_replay["result"], party_replay["model"]
     assert result.stopped == "finished" and not model.failed

@@ -43,6 +43,7 @@ def resume_until_finished(out: Path, **kw) -> int:
     raise AssertionError("the run never finished")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.04, 0.3, 0.7])
 def test_a_small_budget_makes_progress_and_resumes_exactly(tmp_path: Path, whole, share: float) -> None:
     """--max-calls is a budget per invocation; each stop checkpoints where it stopped."""
@@ -60,6 +61,7 @@ def test_a_longer_run_extends_a_finished_one_exactly(tmp_path: Path, whole) -> N
     assert contents(out) == contents(whole[0])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("share", [0.1, 0.45, 0.8])
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGINT"])
 def test_a_signal_stops_at_the_end_of_the_step_and_resumes_exactly(tmp_path: Path, whole, monkeypatch,
@@ -83,6 +85,7 @@ def test_a_signal_stops_at_the_end_of_the_step_and_resumes_exactly(tmp_path: Pat
     assert contents(out) == contents(whole[0])
 
 
+@pytest.mark.slow
 def test_a_conversation_under_way_survives_a_checkpoint(tmp_path: Path, whole) -> None:
     """Stop at every step where someone is mid-conversation, for a stretch; each resumes exactly."""
     import json
@@ -97,6 +100,7 @@ def test_a_conversation_under_way_survives_a_checkpoint(tmp_path: Path, whole) -
     assert contents(out) == contents(whole[0])
 
 
+@pytest.mark.slow
 def test_kill_9_after_the_first_checkpoint_resumes_exactly(tmp_path: Path, whole) -> None:
     """A real kill -9 of `memstream run`, after its first checkpoint and before the end."""
     out = tmp_path / "run"

@@ -131,6 +131,7 @@ def test_a_second_writer_is_refused_naming_the_holder(made: Path, tmp_path: Path
     RunDir.open_writable(out).close()
 
 
+@pytest.mark.slow
 def test_the_lock_goes_with_a_killed_holder(made: Path, tmp_path: Path) -> None:
     out = copy(made, tmp_path)
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from memstream.sim import RunDir; "
@@ -147,6 +148,7 @@ def test_the_lock_goes_with_a_killed_holder(made: Path, tmp_path: Path) -> None:
     RunDir.open_writable(out).close()
 
 
+@pytest.mark.slow
 def test_two_resumes_of_one_run_at_once_one_refused_nothing_doubled(made: Path, tmp_path: Path) -> None:
     whole = tmp_path / "whole"
     start_run(config(hours=2), whole, progress=False)
@@ -162,6 +164,7 @@ def test_two_resumes_of_one_run_at_once_one_refused_nothing_doubled(made: Path, 
     assert contents(out) == contents(whole)
 
 
+@pytest.mark.slow
 def test_two_new_runs_on_one_out_one_refused_nothing_mixed(tmp_path: Path) -> None:
     whole = tmp_path / "whole"
     start_run(config(hours=1), whole, progress=False)
@@ -186,6 +189,7 @@ def test_a_fork_into_a_folder_in_use_is_refused(made: Path, tmp_path: Path, caps
 
 # -- whispers ----------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_concurrent_whispers_are_all_kept_each_once(made: Path, tmp_path: Path) -> None:
     out = copy(made, tmp_path)
     agent = RunDir.open(out).agents[0]
@@ -200,6 +204,7 @@ def test_concurrent_whispers_are_all_kept_each_once(made: Path, tmp_path: Path) 
     assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
 
 
+@pytest.mark.slow
 def test_a_running_run_hears_a_whisper_at_its_time_as_if_it_had_it_from_the_start(tmp_path: Path,
                                                                                   capsys) -> None:
     out = tmp_path / "live"

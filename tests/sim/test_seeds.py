@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from memstream.models import CachedChatModel, OfflineChatModel, make_chat_model, prompt_of, tie_breaker
 from memstream.models.openai_backend import OpenAIChat
 from memstream.sim import RunConfig, start_run
@@ -19,6 +21,7 @@ def _events(out: Path, seed: int) -> str:
     return (out / "events.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_two_seeds_give_two_event_logs_and_one_seed_the_same_log(tmp_path: Path) -> None:
     first, again, other = _events(tmp_path / "a", 1), _events(tmp_path / "b", 1), _events(tmp_path / "c", 2)
     assert first == again

@@ -77,6 +77,7 @@ def test_generated_residents_are_deterministic_and_many() -> None:
     assert m.route(a.residents[-1].home, "Hobbs Cafe")[-1] == "Hobbs Cafe"
 
 
+@pytest.mark.slow
 def test_any_number_of_residents_has_names_homes_and_work() -> None:
     """No fixed pool: past the plain names come double-barrelled ones, then numbered ones."""
     town = load_town(default_town_path())
@@ -90,6 +91,7 @@ def test_any_number_of_residents_has_names_homes_and_work() -> None:
     assert m.within(big.vision_radius)[big.residents[-1].home]  # neighbours found without comparing all pairs
 
 
+@pytest.mark.slow
 def test_a_large_town_has_the_density_and_commutes_of_a_small_one() -> None:
     """Generated residents live in wards of houses beside their workplaces, on a square grid: from
     1,000 to 10,000 residents the walk to work and what one can see stay the same, and everyone
@@ -112,28 +114,36 @@ def test_a_large_town_has_the_density_and_commutes_of_a_small_one() -> None:
     assert shape[1_000] == shape[10_000] and shape[1_000][0] <= 12 and shape[1_000][2] <= 12
 
 
-def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path) -> None:
-    start_run(config(), tmp_path / "a", progress=False)
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """One uninterrupted run of ``config()`` and its metrics, made once: the tests below only read it."""
+    out = tmp_path_factory.mktemp("whole") / "run"
+    return out, start_run(config(), out, progress=False).metrics
+
+
+@pytest.mark.slow
+def test_the_same_run_twice_gives_the_same_event_log(tmp_path: Path, whole: tuple[Path, dict]) -> None:
     start_run(config(), tmp_path / "b", progress=False)
-    a, b = (tmp_path / "a" / "events.jsonl").read_text(), (tmp_path / "b" / "events.jsonl").read_text()
+    a, b = (whole[0] / "events.jsonl").read_text(), (tmp_path / "b" / "events.jsonl").read_text()
     assert a == b and len(a.splitlines()) > 50
     events = [json.loads(line) for line in a.splitlines()]
     assert {"time", "agent", "action", "location"} <= set(events[0])
     assert any("utterance" in e for e in events)
-    metrics = json.loads((tmp_path / "a" / "metrics.json").read_text())
+    metrics = json.loads((whole[0] / "metrics.json").read_text())
     assert metrics["agent_steps"] == 6 * 3 * 360 and metrics["calls_per_agent_step"] <= 0.03
 
 
-def test_a_run_stopped_by_max_calls_resumes_to_the_same_log(tmp_path: Path) -> None:
-    whole = start_run(config(), tmp_path / "whole", progress=False)
-    part = start_run(config(max_calls=whole.metrics["model_calls"] // 2), tmp_path / "part", progress=False)
-    assert part.stopped == "max-calls" and part.sim_time < whole.sim_time
+@pytest.mark.slow
+def test_a_run_stopped_by_max_calls_resumes_to_the_same_log(tmp_path: Path, whole: tuple[Path, dict]) -> None:
+    part = start_run(config(max_calls=whole[1]["model_calls"] // 2), tmp_path / "part", progress=False)
+    assert part.stopped == "max-calls" and part.sim_time < datetime.fromisoformat(whole[1]["sim_time"])
     (tmp_path / "part" / "config.json").write_text(config().model_dump_json())  # lift the cap
     done = resume_run(tmp_path / "part", progress=False)
     assert done.stopped == "finished"
-    assert (tmp_path / "part" / "events.jsonl").read_text() == (tmp_path / "whole" / "events.jsonl").read_text()
+    assert (tmp_path / "part" / "events.jsonl").read_text() == (whole[0] / "events.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_to_the_same_log(tmp_path: Path, monkeypatch) -> None:
     whole = start_run(config(hours=2.5), tmp_path / "whole", progress=False)
     calls, kill_at = {"n": 0}, whole.metrics["model_calls"] * 2 // 3
@@ -225,6 +235,7 @@ def test_run_bad_input(tmp_path: Path, capsys, argv, problem) -> None:
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_no_storm_of_agents_reacting_to_reactions(tmp_path: Path) -> None:
     # A re-plan is visible to others; without a cooldown, poignant reactions fed on each other and
     # grew without bound. The whole town, a working day.
@@ -242,6 +253,7 @@ def test_a_finished_run_extends_like_a_longer_one(tmp_path: Path) -> None:
     assert (tmp_path / "short" / "events.jsonl").read_text() == (tmp_path / "long" / "events.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_the_offline_rules_answer_every_stage_without_a_lost_answer(tmp_path: Path) -> None:
     """The stand-in must pass the same checks a real model's answers do (short activities, plans that
     fill the day), for the bundled residents and generated ones alike."""

@@ -148,6 +148,7 @@ def test_spatial_memory_is_ablatable_like_the_other_modules(tmp_path: Path) -> N
         RunConfig(start=START, hours=1, ablate=["spatiall"])
 
 
+@pytest.mark.slow
 @given(name=st.text(max_size=40))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_places_of_any_name_not_an_agent_is_one_line(small_run: Path, capsys, name: str) -> None:

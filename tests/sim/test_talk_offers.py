@@ -176,6 +176,7 @@ def test_said_lines_are_kept_to_the_newest() -> None:
 
 # -- metrics.json -------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_an_offline_run_counts_its_offers_and_a_resumed_one_counts_the_same(tmp_path: Path) -> None:
     config = RunConfig(agents=4, start=START, hours=4, embedder="hash")
     metrics = start_run(config, tmp_path / "whole", progress=False).metrics

@@ -10,6 +10,8 @@ import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from memstream.models import HashEmbedder
 from memstream.stream import MemoryStream
 
@@ -55,6 +57,7 @@ READER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_two_writers_and_a_reader_at_once(tmp_path: Path) -> None:
     db = tmp_path / "shared.db"
     with MemoryStream(db, HashEmbedder(64)) as s:  # the stream exists, and a notebook keeps it open
@@ -100,6 +103,7 @@ def test_two_writers_and_a_reader_at_once(tmp_path: Path) -> None:
     fresh.close()
 
 
+@pytest.mark.slow
 def test_several_imports_of_one_file_at_once_store_it_once(tmp_path: Path) -> None:
     """The "already there" decision is taken inside each batch's write transaction, so imports racing
     on one file write each record once (and a record the file holds twice, twice)."""

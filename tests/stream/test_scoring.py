@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -49,6 +50,7 @@ def test_top_k_breaks_ties_toward_newer_position() -> None:
     assert top_k(scores, 10).tolist() == [4, 2, 1, 0, 3]
 
 
+@pytest.mark.slow
 @given(arrays(np.float64, st.integers(1, 60), elements=st.integers(0, 5).map(float)),
        st.integers(1, 70))
 def test_top_k_matches_a_full_sort(scores: np.ndarray, k: int) -> None:
@@ -56,6 +58,7 @@ def test_top_k_matches_a_full_sort(scores: np.ndarray, k: int) -> None:
     assert top_k(scores, k).tolist() == expected
 
 
+@pytest.mark.slow
 @given(st.integers(1, 6).flatmap(lambda b: arrays(np.float64, st.tuples(st.just(b), st.integers(1, 40)),
                                                   elements=st.integers(0, 4).map(float))),
        st.integers(1, 45))

@@ -140,6 +140,7 @@ def _run_reads(db: Path, capsys, caplog, plot: bool = True) -> list[tuple[list[s
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(CLASSES))
 def test_read_commands_survive_each_class_of_damaged_row_and_check_finds_it(tmp_path: Path, capsys, caplog,
                                                                            kind: str) -> None:
@@ -175,6 +176,7 @@ DAMAGE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "30")), deadline=None, suppress_health_check=list(HealthCheck))
 @given(change=DAMAGE)
 def test_any_damaged_value_is_skipped_by_reads_and_found_by_check(tmp_path_factory, capsys, caplog, change) -> None:

@@ -52,6 +52,7 @@ def swept(spec_file: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     return out, summary
 
 
+@pytest.mark.slow
 def test_a_sweep_equals_its_runs_made_one_by_one(swept: tuple[Path, dict], spec_file: Path, tmp_path: Path) -> None:
     out, summary = swept
     spec = load_spec(spec_file)
@@ -68,6 +69,7 @@ def test_a_sweep_equals_its_runs_made_one_by_one(swept: tuple[Path, dict], spec_
     assert cells == aggregate(spec, summary["runs"]) and all(len(c["runs"]) == 2 for c in cells)
 
 
+@pytest.mark.slow
 def test_a_killed_worker_is_retried_and_its_run_resumed(swept: tuple[Path, dict], spec_file: Path,
                                                         tmp_path: Path) -> None:
     out, summary = swept
@@ -81,6 +83,7 @@ def test_a_killed_worker_is_retried_and_its_run_resumed(swept: tuple[Path, dict]
         tmp_path / "never-killed" / "events.jsonl").read_text()
 
 
+@pytest.mark.slow
 def test_resume_skips_finished_runs_and_a_plot_draws_the_cells(swept: tuple[Path, dict], spec_file: Path,
                                                                 tmp_path: Path, capsys) -> None:
     out, summary = swept
@@ -138,6 +141,7 @@ def test_the_grid_size_is_checked_before_any_run_is_made(tmp_path: Path, capsys)
     assert "--max-runs" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.dictionaries(st.sampled_from(["seed", "ablate", "weights", "town", "llm"]), st.one_of(
     st.integers(), st.text(max_size=6), st.lists(st.text(max_size=4), max_size=2)), max_size=3), max_size=12))
@@ -190,6 +194,7 @@ def _alive(pids: set[int]) -> set[int]:
     return alive
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_the_sweeps_workers_end_with_its_driver(tmp_path: Path, sig: signal.Signals) -> None:

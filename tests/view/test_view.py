@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,15 @@ from memstream.view.browser import Browser, find_browser, frame_rate
 from memstream.view.page import CLASSES, activity_class
 from tests.helpers import ROOT
 
-needs_browser = pytest.mark.skipif(find_browser() is None, reason="no Chromium here (.ci/run installs Debian's chromium)")
+NO_CHROMIUM = find_browser() is None
+
+
+def needs_browser(test: Callable) -> Callable:
+    """Marks a test that drives a real Chromium (``browser``), skipped where there is none."""
+    skip = pytest.mark.skipif(NO_CHROMIUM, reason="no Chromium here (.ci/run installs Debian's chromium)")
+    return pytest.mark.browser(skip(test))
+
+
 TZ = timezone(timedelta(hours=-8))
 START = datetime(2023, 2, 13, 6, tzinfo=TZ)
 #: The large page's town, and the frame rate it must keep while playing (the issue's figure).
@@ -292,6 +300,7 @@ def test_no_request_leaves_the_page(page: tuple[Path, Path], browser: Browser) -
     assert asked and all(u.startswith(("file:", "data:", "about:")) for u in asked), asked
 
 
+@pytest.mark.slow
 def test_the_page_is_self_contained_and_asks_for_nothing(page: tuple[Path, Path]) -> None:
     _, html = page
     text = html.read_text(encoding="utf-8")
@@ -357,6 +366,7 @@ def test_a_large_page_plays_at_thirty_frames_a_second(large: Path, browser: Brow
     assert fitted["fps"] >= LEAST_FPS and zoomed["fps"] >= LEAST_FPS, (fitted, zoomed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "problem"), [
     (["view", "{tmp}", "-o", "{tmp}/p.html"], "not a run directory"),
     (["view", "{run}", "-o", "{tmp}/no/such/p.html"], "existing folder"),
@@ -390,6 +400,7 @@ def served(page: tuple[Path, Path]) -> str:
     raise AssertionError("the server did not start")
 
 
+@pytest.mark.slow
 def test_the_server_answers_retrieval_with_the_papers_score(served: str) -> None:
     from urllib.error import HTTPError
     from urllib.request import urlopen

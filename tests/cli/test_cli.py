@@ -144,6 +144,7 @@ def _demo_stream(capsys, tmp_path: Path) -> str:
     return db
 
 
+@pytest.mark.slow
 def test_reflect_tree_and_plan(capsys, tmp_path: Path) -> None:
     db = _demo_stream(capsys, tmp_path)
     owner = "Isabella Rodriguez"
@@ -167,6 +168,7 @@ def test_reflect_tree_and_plan(capsys, tmp_path: Path) -> None:
     assert code == 0 and all(b["actions"] for b in plan["blocks"] if b["activity"] != "sleeping")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "problem"), [
     (["reflect", "{db}", "--agent", "Nobody"], "unknown owner 'Nobody'"),
     (["tree", "{db}", "--agent", "Isabella Rodriguez", "--memory", "999"], "no memory 999"),

@@ -28,6 +28,7 @@ def dump(db: str) -> list[str]:
         return list(c.iterdump())
 
 
+@pytest.mark.slow
 def test_add_update_history_as_of_forget_delete_check(capsys, tmp_path: Path) -> None:  # noqa: ANN001
     db = str(tmp_path / "f.db")
     code, out, _ = run(capsys, "facts", "add", db, "--agent", "ann", "--text", "My project deadline is Thursday the "
@@ -92,6 +93,7 @@ def test_mistakes_are_one_line_exit_2_and_change_nothing(capsys, tmp_path: Path,
     assert dump(db) == before
 
 
+@pytest.mark.slow
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=60))
 def test_any_text_is_stored_or_refused_in_one_line(capsys, tmp_path_factory, text: str) -> None:  # noqa: ANN001

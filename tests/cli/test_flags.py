@@ -111,6 +111,7 @@ CANONICAL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("line", "expected"), CANONICAL)
 def test_every_command_takes_the_canonical_spellings(capsys, files, line: str, expected: dict) -> None:
     fill = {k: str(v) for k, v in files.items()}

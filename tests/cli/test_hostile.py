@@ -214,6 +214,7 @@ def test_generated_commands_never_trace_back_and_a_failure_changes_nothing(tmp_p
             capsys.readouterr()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "problem"), [
     (["add", "{good}", "--agent", "ann", "--text", "x", "--importance", "3", "--cites", str(2**70)] + HASH, "cites"),
     (["run", "--hours", "inf", "--out", "{root}/r"], "hours"),
@@ -325,6 +326,7 @@ def test_a_reimport_after_a_crash_writes_each_record_once(tmp_path: Path, capsys
         assert s.count() == 1201
 
 
+@pytest.mark.slow
 def test_check_finds_each_kind_of_damage(tmp_path: Path, capsys) -> None:
     files = workspace(tmp_path)
     assert main(["check", str(files["good"])]) == 0
@@ -429,6 +431,7 @@ def test_generated_towns_and_scenarios_load_or_fail_in_one_line(tmp_path_factory
         assert 0 < scenario.hours <= 24 * 366 and not isinstance(hours, bool)
 
 
+@pytest.mark.slow
 @settings(max_examples=int(os.environ.get("MEMSTREAM_FUZZ_CASES", "200")), deadline=None)
 @given(text=st.text(max_size=40))
 def test_whisper_text_is_plain_or_refused(text: str) -> None:

@@ -353,6 +353,7 @@ JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
                                                                                        max_size=3), max_leaves=8)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(junk=st.text(max_size=200) | JSON_VALUES.map(json.dumps))
 def test_junk_is_either_a_tool_call_or_one_parse_error_and_never_crashes_the_executor(junk: str) -> None:
@@ -376,6 +377,7 @@ ARGUMENTS = st.dictionaries(st.sampled_from(["label", "content", "old_content", 
                             max_size=4)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(tool=TOOL_NAMES, arguments=ARGUMENTS, heartbeat=st.booleans(), fence=st.booleans())
 def test_generated_calls_parse_back_and_execute_or_fail_with_a_counted_kind(tool: str, arguments: dict,
@@ -419,6 +421,7 @@ def tool_call_body(name: str, arguments: str) -> dict:
             "usage": {"prompt_tokens": 11, "completion_tokens": 2, "total_tokens": 13}}
 
 
+@pytest.mark.slow
 def test_through_a_tools_api_the_call_comes_back_as_a_tool_call(monkeypatch: pytest.MonkeyPatch) -> None:
     from memstream.models.openai_backend import OpenAIChat
     from memstream.testing import ScriptedServer
@@ -450,6 +453,7 @@ def test_a_server_that_refuses_tools_is_asked_again_without(monkeypatch: pytest.
     assert chat.tools_mode == "prompt" and chat.usage.by_purpose[letta_prompts.STEP_PURPOSE].failed == 0
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(tools=st.lists(st.tuples(TOOL_NAMES, ARGUMENTS, st.booleans()), max_size=8), turns=st.integers(1, 4))
 def test_state_round_trips_after_any_sequence_of_calls(tools: list, turns: int) -> None:

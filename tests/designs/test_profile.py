@@ -93,6 +93,7 @@ def test_replacing_with_nothing_deletes_and_the_skeleton_cannot_be_touched() -> 
 _line_text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=40)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(lines=st.lists(_line_text, max_size=6), anchor=_line_text, text=_line_text,
        add=st.booleans(), pick=st.integers(0, 30))
@@ -440,6 +441,7 @@ def test_the_profile_settings_are_checked_in_one_line() -> None:
         make_design("profile", sections=("goals", "goals"))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts=st.lists(st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1,
                               max_size=120).filter(str.strip), min_size=1, max_size=8),

@@ -143,6 +143,7 @@ def test_any_json_is_a_scenario_or_one_line(tmp_path: Path, value: Any) -> None:
     _loads_or_one_line(write(tmp_path, value, "g.json"))
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(path=st.lists(st.sampled_from(["sessions", 0, 1, "turns", "questions", "remember", "require", "id", "at",
                                       "user", "tools", "kind", "format", "name", "ask", "expire"]), min_size=1,

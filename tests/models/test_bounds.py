@@ -91,6 +91,7 @@ _schemas = st.recursive(
     ), max_leaves=12)
 
 
+@pytest.mark.slow
 @given(_schemas)
 @settings(max_examples=150, deadline=None)
 def test_any_schema_comes_out_bounded_and_otherwise_unchanged(schema: dict) -> None:

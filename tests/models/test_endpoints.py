@@ -97,6 +97,7 @@ def test_the_breaker_opens_after_failures_in_a_row_and_then_sends_nothing() -> N
         assert chat.usage.totals()["requests_sent"] == sent
 
 
+@pytest.mark.slow
 def test_a_success_closes_the_run_of_failures() -> None:
     with ScriptedServer([(503, "x"), (503, "x"), (200, "ok"), (503, "x"), (503, "x"), (200, "ok")]) as server:
         chat = _chat(server, attempts=1, breaker=3, concurrency=1)

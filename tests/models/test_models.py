@@ -65,6 +65,7 @@ def test_structured_output_parses_fenced_json_and_explains_failures() -> None:
         parse_structured("no json here", Pair)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("embedder", [HashEmbedder(64), WordLlamaEmbedder(), MiniLMEmbedder()],
                          ids=["hash", "wordllama", "minilm"])
 def test_embedders_give_unit_float32_rows(embedder) -> None:
@@ -75,6 +76,7 @@ def test_embedders_give_unit_float32_rows(embedder) -> None:
     assert np.isfinite(embedder.embed(["", "   "])).all()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("embedder", [WordLlamaEmbedder(), MiniLMEmbedder()], ids=["wordllama", "minilm"])
 def test_learned_embedders_know_meaning(embedder) -> None:
     v = embedder.embed(["A man is eating food.", "A man is eating a piece of bread.", "The girl plays violin."])

@@ -192,6 +192,7 @@ def test_a_run_reports_the_probe_and_the_cache_share(tmp_path, monkeypatch) -> N
     assert metrics["prefix_cache_share"]["all"] == 0.5  # every answer: 5 of its 10 prompt tokens cached
 
 
+@pytest.mark.slow
 def test_a_command_says_which_answers_it_had_to_retry_or_do_without(tmp_path, monkeypatch, capsys) -> None:
     from memstream.cli import main
 

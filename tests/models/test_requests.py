@@ -150,6 +150,7 @@ def test_plans_decompositions_and_conversations_are_batched_across_agents() -> N
     assert any(len(b) >= 2 for b in chat.batches)  # purposes share a round
 
 
+@pytest.mark.slow
 def test_a_run_counts_the_answers_it_lost_and_still_plans(tmp_path: Path) -> None:
     chat = Recording(broken="planning.day")
     config = RunConfig(agents=5, start=START, hours=4, embedder="hash")

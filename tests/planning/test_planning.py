@@ -104,6 +104,7 @@ def test_identity_files_are_checked(tmp_path) -> None:
         load_identity(bad)
 
 
+@pytest.mark.slow
 def test_planning_over_the_openai_backend_with_a_malformed_answer(stream: MemoryStream) -> None:
     strokes = "\n".join(f"{h:02d}:00 {a} ({loc})" for h, a, loc in [
         (7, "wake up", "home"), (8, "study", "library"), (12, "lunch", "cafe"), (14, "study", "library"),

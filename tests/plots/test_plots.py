@@ -36,6 +36,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
+@pytest.mark.slow
 def test_components_bars_follow_the_recall_ranking(db: Path, capsys) -> None:
     code, out, _ = run(capsys, "recall", str(db), "--agent", OWNER, "--query", "Valentine party", "-k", "6",
                        "--no-touch", "--json")

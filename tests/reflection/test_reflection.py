@@ -134,6 +134,7 @@ def test_offline_reflection_end_to_end() -> None:
     assert reflect(_isabella(), owner, hours(30), chat=OfflineChatModel()).to_dict() == result.to_dict()  # deterministic
 
 
+@pytest.mark.slow
 def test_reflection_over_the_openai_backend_with_malformed_answers(stream: MemoryStream) -> None:
     _observations(stream, [5] * 3)
     script = [

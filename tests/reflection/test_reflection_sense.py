@@ -89,6 +89,7 @@ _OTHER = st.text("qrstvwxz", min_size=3, max_size=7).map(lambda w: w + "ed")
 _SENTENCE = st.lists(_WORD, min_size=2, max_size=7, unique=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_SENTENCE, st.data())
 def test_a_restatement_of_any_statement_is_caught(words: list[str], data: st.DataObject) -> None:
@@ -113,6 +114,7 @@ def test_an_insight_from_two_statements_words_is_not_a_restatement(a: list[str],
     assert insight_problem(_insight(insight, 1, 2), statements) is None
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(_SENTENCE, st.lists(_OTHER, min_size=1, max_size=7, unique=True))
 def test_an_insight_sharing_no_word_with_its_citations_is_unsupported(a: list[str], b: list[str]) -> None:

@@ -77,6 +77,7 @@ def test_a_conversation_is_rated_by_the_model_and_leaves_a_memo_and_a_planning_t
     assert all(stream.get(GUEST, m.cites[0]).kind == DIALOGUE for m in memos + planning)
 
 
+@pytest.mark.slow
 def test_an_invitation_for_later_today_becomes_an_appointment_citing_the_dialogue() -> None:
     invitation = "Isabella Rodriguez is hosting a book club at The Willows Market and Pharmacy today from 4 to 5 pm"
     sim, stream = pair_run(invitation, 11)

@@ -106,6 +106,7 @@ def small_run(out: Path, **kw) -> Path:  # noqa: ANN003
     return out
 
 
+@pytest.mark.slow
 def test_a_whisper_is_carried_when_the_run_goes_on(tmp_path: Path, capsys) -> None:
     run = small_run(tmp_path / "r")
     text = "Klaus Mueller is organising a study group at College Library tomorrow at 10 am"
@@ -133,6 +134,7 @@ def test_writing_straight_into_a_runs_stream_is_refused(tmp_path: Path, capsys) 
     assert "memstream whisper" in capsys.readouterr().err and (run / "streams.db").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_fork_of_the_same_settings_retraces_the_run_and_leaves_it_untouched(tmp_path: Path, capsys) -> None:
     whole = small_run(tmp_path / "whole", hours=2)
     before = {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()}
@@ -151,6 +153,7 @@ def test_a_fork_of_the_same_settings_retraces_the_run_and_leaves_it_untouched(tm
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_a_forks_metrics_count_its_own_wall_time_and_steps(tmp_path: Path) -> None:
     whole = small_run(tmp_path / "whole", hours=2)
     point = whole / "checkpoint" / f"t{int(START.timestamp()) + 3600}" / "state.json"
@@ -220,6 +223,7 @@ def test_an_interview_battery_lists_the_memories_of_each_answer(tmp_path: Path, 
     assert len(json.loads((run / "whispers.json").read_text())) == 2  # remembered, through the run
 
 
+@pytest.mark.slow
 def test_an_interview_conversation_shows_the_model_what_was_said(tmp_path: Path) -> None:
     from memstream.models import run_direct
     from memstream.sim import RunDir

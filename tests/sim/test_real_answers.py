@@ -234,6 +234,7 @@ def test_the_party_run_replays_to_its_end_from_the_recording(party_replay: dict)
     assert result.metrics["model_failures"] == party_replay["recorded"]["happened"]["model_failures"]
 
 
+@pytest.mark.slow
 def test_what_the_recorded_party_run_did_comes_out_the_same(party_replay: dict) -> None:
     """The ratings' histogram, the offers and who heard of the party, as the benchmark reported them."""
     metrics, happened = party_replay["result"].metrics, party_replay["recorded"]["happened"]

@@ -54,6 +54,7 @@ def test_a_small_budget_makes_progress_and_resumes_exactly(tmp_path: Path, whole
     assert tries >= 1 and contents(out) == contents(whole[0])
 
 
+@pytest.mark.slow
 def test_a_longer_run_extends_a_finished_one_exactly(tmp_path: Path, whole) -> None:
     out = tmp_path / "short"
     start_run(config(hours=1), out, progress=False)

@@ -90,6 +90,7 @@ def running_clock(run: Path) -> datetime | None:
 
 # -- the format's version ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("found", "said"), [("memstream-run", "older memstream"),
                                              ("memstream-run/1", "older memstream"),
                                              ("memstream-run/3", "newer memstream"),
@@ -259,6 +260,7 @@ def test_generated_whisper_times_are_kept_or_refused_and_nothing_else(made: Path
 
 # -- options checked before anything is written -----------------------------------------------------
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(hours=st.one_of(st.sampled_from([float("nan"), float("inf"), -float("inf"), 0.0, -1.0, 1e308, 1e6,
                                         0.25, 0.4999]),

@@ -63,6 +63,7 @@ def test_bad_town_files_get_one_clear_line(tmp_path: Path, capsys, text: str, pr
     assert problem in err and len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_generated_residents_are_deterministic_and_many() -> None:
     town = load_town(default_town_path())
     a, b = populate(town, 1000, seed=7), populate(town, 1000, seed=7)
@@ -219,6 +220,7 @@ def test_run_replay_interview_cli(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().out.startswith("Isabella Rodriguez: ")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("argv", "problem"), [
     (["run", "--hours", "0"], "--hours must be positive"),
     (["run", "--hours", "1", "--start", "2023-02-13T06:00:00"], "no time zone"),
@@ -246,6 +248,7 @@ def test_no_storm_of_agents_reacting_to_reactions(tmp_path: Path) -> None:
     assert max(len(e["action"]) for e in events) < 600
 
 
+@pytest.mark.slow
 def test_a_finished_run_extends_like_a_longer_one(tmp_path: Path) -> None:
     start_run(config(agents=4, hours=1), tmp_path / "short", progress=False)
     resume_run(tmp_path / "short", hours=2, progress=False)

@@ -225,6 +225,7 @@ def test_an_interview_shows_the_recent_day_beside_what_the_question_retrieves() 
 _sentence = st.lists(st.sampled_from(WORDS), min_size=3, max_size=8, unique=True).map(" ".join)
 
 
+@pytest.mark.slow
 @given(answer=_sentence, q1=_sentence, q2=_sentence, other=_sentence)
 def test_the_same_answer_to_two_different_questions_is_flagged(answer: str, q1: str, q2: str, other: str) -> None:
     assume(not same(words(q1), words(q2)) and not same(words(q1), words("something else entirely")))
@@ -234,6 +235,7 @@ def test_the_same_answer_to_two_different_questions_is_flagged(answer: str, q1: 
                                                                                    | set(other.split())))
 
 
+@pytest.mark.slow
 @given(answers=st.lists(_sentence, min_size=1, max_size=6))
 def test_answers_with_no_words_in_common_never_repeat(answers: list[str]) -> None:
     disjoint = [" ".join(f"{w}{i}" for w in a.split()) for i, a in enumerate(answers)]  # each its own words
@@ -246,6 +248,7 @@ def test_asking_the_same_question_again_is_not_a_repeat(answer: str, question: s
     assert flag_repeats([(question, None), ("another question", None)]) == [False, False]
 
 
+@pytest.mark.slow
 @given(pairs=st.lists(st.tuples(_sentence, st.sampled_from([None, "I like the river.", "i like the river"])),
                       max_size=6))
 def test_flags_follow_their_answers_in_any_order(pairs: list[tuple[str, str | None]]) -> None:
@@ -263,6 +266,7 @@ def test_a_nearly_same_answer_repeats_and_a_different_one_does_not() -> None:
 
 # -- the CLI --------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_the_interview_cli_says_how_many_answers_repeat(tmp_path: Path, capsys, monkeypatch) -> None:
     run = tmp_path / "r"
     start_run(RunConfig(agents=2, start=START, hours=1, embedder="hash"), run, progress=False)

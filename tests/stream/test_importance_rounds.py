@@ -83,6 +83,7 @@ def test_poignant_means_high_and_in_the_runs_top_share(history: list[int], ratin
     assert sum(tally.histogram().values()) == len(history)
 
 
+@pytest.mark.slow
 def test_metrics_report_the_observations_ratings_and_a_resume_rebuilds_them(tmp_path: Path) -> None:
     out = tmp_path / "run"
     start_run(RunConfig(agents=3, start=START, hours=1, embedder="hash"), out, progress=False)

@@ -29,6 +29,7 @@ def _fill(stream: MemoryStream, memories: list[tuple[str, str, int, int]]) -> No
         stream.add(owner, text, at=hours(hour), importance=imp)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(memory, min_size=1, max_size=30), TEXTS, st.integers(1, 40))
 def test_components_are_normalised_and_results_stay_with_their_owner(memories, query, k) -> None:
@@ -62,6 +63,7 @@ def test_score_rises_with_recency_alone(times: list[int]) -> None:
     assert all(a.score <= b.score for a, b in zip(ordered, ordered[1:], strict=False))
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.lists(TEXTS, min_size=2, max_size=12), TEXTS)
 def test_score_rises_with_relevance_alone(texts: list[str], query: str) -> None:
@@ -72,6 +74,7 @@ def test_score_rises_with_relevance_alone(texts: list[str], query: str) -> None:
     assert all(a.score <= b.score + 1e-9 for a, b in zip(ordered, ordered[1:], strict=False))
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(st.lists(memory, min_size=1, max_size=20), st.lists(st.tuples(st.integers(0, 19), st.integers(0, 900))))
 def test_persistence_round_trip(memories, accesses) -> None:
@@ -130,6 +133,7 @@ def _reference_top(stream: MemoryStream, owner: str, query: str, now_h: float, k
 WHEN = st.sampled_from(["", " yesterday", " today", " two days ago", " last week", " a week ago", " this week"])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(memory, min_size=1, max_size=25),
        st.lists(st.tuples(st.tuples(TEXTS, WHEN).map("".join), st.integers(0, 700), st.booleans()),

@@ -85,6 +85,7 @@ def test_read_commands_work_on_read_only_media(tmp_path: Path, capsys, monkeypat
         folder.chmod(0o755)
 
 
+@pytest.mark.slow
 def test_recall_on_a_run_stream_never_writes(tmp_path: Path, capsys) -> None:
     from memstream.sim.run import RunConfig, start_run
 

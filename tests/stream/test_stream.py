@@ -335,6 +335,7 @@ def test_lookups_by_many_ids_stay_under_sqlites_limit_on_parameters(tmp_path) ->
         assert len(s.store.rows(ids)) == 1_000 and len(s.store.owners_of(ids)) == 1_000
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(st.sampled_from(["ann", "bob", "cy"]), st.sampled_from(["observation", "dialogue", "thought"]),
                           st.integers(1, 10), st.sampled_from(["none", "trigger", "read"])), min_size=1, max_size=25))
 @settings(max_examples=60, deadline=None)

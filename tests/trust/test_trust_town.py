@@ -7,6 +7,8 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from memstream.cli import main
 from memstream.sim import RunConfig, RunDir, start_run
 from memstream.sim.whisper import Whisper
@@ -45,6 +47,7 @@ def test_a_whispered_injection_is_kept_out_logged_and_counted(tmp_path: Path) ->
     assert any("keeps out a whisper" in e["action"] for e in r.events())
 
 
+@pytest.mark.slow
 def test_with_the_gate_off_the_injection_gets_in(tmp_path: Path) -> None:
     r = run(tmp_path / "off", gate="off")
     assert INJECTION in texts(r) and r.blocked() == []
@@ -72,6 +75,7 @@ def test_a_gate_that_is_not_the_run_s_model_is_refused_in_one_line(tmp_path: Pat
     assert code == 2 and "gate" in err and len(err.strip().splitlines()) == 1 and not (tmp_path / "x").exists()
 
 
+@pytest.mark.slow
 def test_a_fork_can_switch_the_gate(tmp_path: Path) -> None:
     r = run(tmp_path / "on", hours=1, keep_every=1)
     assert main(["run", "--fork", str(r.path), "--out", str(tmp_path / "f"), "--gate", "off", "--hours", "0.1"]) == 0

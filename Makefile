@@ -1,11 +1,12 @@
-# memstream: `make demo` runs the main job on offline defaults, `make test` runs the tests.
-# Both create or refresh the virtual environment at .venv from the repo's own files.
+# memstream: `make demo` runs the main job on offline defaults, `make test` runs the tests,
+# `make test-fast` the quick loop (no slow, browser, real-data or notebook tests).
+# Each creates or refreshes the virtual environment at .venv from the repo's own files.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck bench clean
+.PHONY: demo test test-fast lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +22,11 @@ demo: $(STAMP)
 # The lint and the type check first, then every test.
 test: lint
 	$(BIN)/python -m pytest -q
+
+# The loop while working: under a minute on 2 cores; `make test` before a commit runs everything.
+test-fast: $(STAMP)
+	$(BIN)/ruff check memstream tests benchmarks notebooks
+	$(BIN)/python -m pytest -q -m "not slow and not browser and not real_data and not notebook"
 
 lint: typecheck
 	$(BIN)/ruff check memstream tests benchmarks notebooks

@@ -6,7 +6,7 @@ took five to seven minutes an extraction) into the ``facts``
 design through ``--llm`` (see the README's local-model recipe), then assembles the context for three
 questions, and reports per purpose the calls, seconds and lost answers, the facts written with their
 actions, and the contexts. With ``--record DIR`` the model's answers go to ``DIR/calls.db`` (the call
-cache, replayed by ``tests/test_facts_real.py`` with ``mode="replay"``) and the report to
+cache, replayed by ``tests/designs/test_facts_real.py`` with ``mode="replay"``) and the report to
 ``DIR/report.json``.
 
     python benchmarks/facts_real.py --llm openai:MODEL [--record tests/fixtures/facts_real] [--json]

@@ -6,7 +6,7 @@ Writes :data:`CONVERSATION` (two turns: facts and a standing preference, then a 
 corrects; small because a shared 1.5B model on 2 cores takes minutes a call) into a ``letta`` design turn by turn, lets the sleep-time agent consolidate, and
 reports what the model did: calls, steps, tool calls, errors by kind, heartbeats, unreadable answers,
 the blocks it wrote and what it archived. With ``--record DIR`` the calls are kept in
-``DIR/calls.db`` (a call cache ``tests/test_letta_real.py`` replays with ``mode="replay"``) and the
+``DIR/calls.db`` (a call cache ``tests/designs/test_letta_real.py`` replays with ``mode="replay"``) and the
 report in ``DIR/report.json``. The settings (:data:`SETTINGS`) fit a 4,096-token server context.
 """
 

@@ -9,7 +9,7 @@ hourly checkpoints). BLAS is pinned to one thread.
     python benchmarks/simulation.py --agents 1000 --latency-ms 500 --concurrency 64 [--http]
 
 With ``--latency-ms`` the offline rules answer each request after that delay with at most
-``--concurrency`` in flight (``benchmarks/endpoint.py``): in process by default, or with
+``--concurrency`` in flight (``memstream.testing``): in process by default, or with
 ``--http`` through an OpenAI-compatible server on 127.0.0.1 and memstream's own HTTP client.
 ``rounds`` counts the sequential waits on the model (batches that reached it); each costs at
 least the latency, so rounds per step set the floor of the wall time. ``rss_mb`` is the process's
@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import json
 import resource
-import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -35,9 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from memstream.models.openai_backend import OpenAIChat
 from memstream.sim import RunConfig, start_run
-
-sys.path.insert(0, str(Path(__file__).parent))
-from endpoint import LatencyChat, OfflineRulesServer
+from memstream.testing import LatencyChat, OfflineRulesServer
 
 
 def main() -> None:

@@ -10,7 +10,7 @@ read as its documented JSONL lines, so the recording keeps the texts it was made
 entry is (source "turn from user", the same messages), so the recorded answers also replay in
 ``memstream eval attacks``. A text counts as blocked if any of its turns is. With ``--record DIR``
 the model's call cache goes to ``DIR/calls.db`` and the figures to ``DIR/report.json``;
-``tests/test_trust_real.py`` replays them (a call not recorded fails the test).
+``tests/trust/test_trust_real.py`` replays them (a call not recorded fails the test).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memstream.cli import main
-from tests.conftest import contents
+from tests.helpers import DATA, contents
 
 RUNS = {
     "six-agents": (["run", "--agents", "6", "--hours", "6", "--embedder", "hash", "--seed", "3"],
@@ -27,7 +27,6 @@ RUNS = {
                   "e440cd4d6a42b0c70353d674d5d46c7c53cb65ef9b7ad14a118189d19d293852"),
 }
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 EVALS = {
     "locomo": (DATA / "locomo" / "locomo-dev.json", 12,
                "b6ff68c8f94f07c57668ef0c772eca4d9d605c104effe665b396bb2c969e750a"),

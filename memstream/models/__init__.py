@@ -30,6 +30,7 @@ from memstream.models.cache import CachedChatModel, CachedEmbedder
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
 from memstream.models.layout import laid_out
 from memstream.models.offline import OfflineChatModel, prompt_of, register_rules, tie_breaker
+from memstream.models.openai_backend import run_coroutine
 from memstream.models.parsing import (
     ANSWER_SCHEMAS,
     ANSWER_TOOLS,
@@ -94,5 +95,6 @@ __all__ = [
     "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
     "json_values", "l2_normalise", "laid_out", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
     "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
-    "register_answer_tools", "register_rules", "run_direct", "tie_breaker", "tool_call_text", "windows",
+    "register_answer_tools", "register_rules", "run_coroutine", "run_direct", "tie_breaker", "tool_call_text",
+    "windows",
 ]

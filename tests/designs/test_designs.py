@@ -29,6 +29,7 @@ from memstream.designs.offline import answer_summary
 from memstream.designs.prompts import summary_messages
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel, count_tokens
+from tests.helpers import FIXTURES
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 TOPICS = ["painting", "adoption agency", "camping trip", "pottery class", "charity race", "new puppy",
@@ -215,7 +216,7 @@ def test_summary_calls_grow_with_the_history_not_with_each_turn() -> None:
     assert chat.usage.by_purpose["design-summary"].calls == math.ceil(290 / 10)
 
 
-STATES = Path(__file__).parent / "fixtures" / "design_states"
+STATES = FIXTURES / "design_states"
 
 
 @pytest.mark.parametrize("name", list(DESIGNS))

@@ -10,5 +10,6 @@ from memstream.models import make_chat_model, make_embedder
 from memstream.stream import Memory, MemoryStream, Recall, Weights
 
 __version__ = "0.1.0"
-__all__ = ["Memory", "MemoryStream", "MemstreamError", "Recall", "Weights", "make_chat_model",
-           "make_embedder", "__version__"]
+__all__ = [
+    "Memory", "MemoryStream", "MemstreamError", "Recall", "Weights", "__version__", "make_chat_model", "make_embedder",
+]

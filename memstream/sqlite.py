@@ -24,6 +24,9 @@ log = logging.getLogger(__name__)
 #: How long a write waits for another process's write to finish before it gives up.
 BUSY_TIMEOUT_S = 60.0
 #: Set to 1 to read every file with ``immutable=1`` (read-only media SQLite cannot tell apart).
+#: What reading a damaged file raises: SQLite's errors, and a text (or SQLite's own message quoting a damaged
+#: schema) that is no longer UTF-8.
+DAMAGED = (sqlite3.Error, UnicodeDecodeError)
 IMMUTABLE_ENV = "MEMSTREAM_READ_IMMUTABLE"
 
 
@@ -68,7 +71,7 @@ def connect(path: str | Path, *, kind: StoreKind, read_only: bool = False, creat
         _check_path(Path(path), kind, create=create and not read_only, write=not read_only)
     try:
         db = _open_read(Path(path), kind) if read_only and not in_memory else _open(path, kind)
-    except sqlite3.Error as e:
+    except DAMAGED as e:
         raise MemstreamError(f"{path} is not a memstream {kind.noun} ({reason(e)})") from None
     db.read_only = read_only
     try:
@@ -95,7 +98,7 @@ def verify(db: Connection) -> bool:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if "meta" in tables:
             meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'schema_version')"))
-    except sqlite3.Error as e:
+    except DAMAGED as e:
         raise MemstreamError(f"{db.path} is not a memstream {kind.noun} ({reason(e)})") from None
     if tables and (meta.get("format") != kind.marker or (kind.marker is None and not kind.tables <= tables)):
         what = f"format {meta['format']!r}" if "format" in meta else f"tables {', '.join(sorted(tables)[:4])}"
@@ -154,7 +157,7 @@ def check_file(path: str | Path, kind: StoreKind, deeper: Callable[[Connection],
         return [f"{path}: no such file"]
     try:
         db = _open_read(path, kind)
-    except sqlite3.Error as e:
+    except DAMAGED as e:
         return [f"{path}: cannot open ({reason(e)})"]
     with closing(db):
         try:
@@ -168,7 +171,7 @@ def check_file(path: str | Path, kind: StoreKind, deeper: Callable[[Connection],
             if kind.marker is not None and meta.get("schema_version") != str(kind.version):
                 problems.append(f"schema version {meta.get('schema_version')!r}; this memstream reads {kind.version}")
             return problems + deeper(db)
-        except sqlite3.DatabaseError as e:
+        except DAMAGED as e:
             return [f"{path}: damaged ({reason(e)})"]
 
 
@@ -229,7 +232,7 @@ def _open_read(path: Path, kind: StoreKind) -> Connection:
             db = _open(str(path), kind, "mode=ro")
             db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
             return db
-        except sqlite3.Error as e:
+        except DAMAGED as e:
             if db is not None:
                 db.close()
             if not isinstance(e, sqlite3.OperationalError) or not read_only_media(path):

@@ -9,7 +9,7 @@ Every model call a design makes is a request stage; its offline rules are in ``o
 """
 
 from memstream.designs import offline as _offline_rules  # noqa: F401 - registers the summary rule
-from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
@@ -21,10 +21,8 @@ from memstream.designs.profile import ProfileConfig, ProfileDesign, ProfileStore
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
 from memstream.designs.retrievers import (
     NEEDS_IMPORTANCE,
-    NEEDS_VECTORS,
     RETRIEVAL_WEIGHTS,
     RETRIEVERS,
-    RRF_K,
     Signals,
     bm25_index,
     bm25_scores,
@@ -37,11 +35,10 @@ from memstream.designs.vector import VectorDesign
 from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
 
 __all__ = [
-    "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "NEEDS_VECTORS", "RETRIEVAL_DESIGNS", "RETRIEVERS",
-    "RETRIEVAL_WEIGHTS", "RRF_K", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry",
-    "FactsConfig", "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock",
-    "MemoryDesign", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals", "StreamConfig",
-    "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores",
-    "check_budget", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design", "save_state",
-    "score", "tokenize",
+    "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "RETRIEVAL_DESIGNS", "RETRIEVAL_WEIGHTS",
+    "RETRIEVERS", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FactsConfig",
+    "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign",
+    "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals", "StreamConfig", "StreamDesign",
+    "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_retriever",
+    "design_names", "entry", "entry_key", "load_state", "make_design", "save_state", "score", "tokenize",
 ]

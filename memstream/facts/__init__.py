@@ -10,27 +10,15 @@ path that filters before it ranks. The write path's model stages and the ``facts
 from memstream.facts.check import check_facts_file
 from memstream.facts.erase import Erased, erase_facts, erase_source, purge_file
 from memstream.facts.lifecycle import Decay, View, forget, restore, sweep, touch, visible
-from memstream.facts.profile import PROFILE_FACTS, profile
+from memstream.facts.profile import profile
 from memstream.facts.read import RRF_K, ReadPolicy, recall, versions
-from memstream.facts.records import (
-    ACTIONS,
-    Action,
-    Applied,
-    Change,
-    Fact,
-    Hit,
-    NewFact,
-    Source,
-    content_hash,
-    normalised,
-)
-from memstream.facts.schema import EXTENDS, KINDS, UPDATES
+from memstream.facts.records import Action, Applied, Change, Fact, Hit, NewFact, Source
+from memstream.facts.schema import EXTENDS, UPDATES
 from memstream.facts.store import FactStore
 from memstream.facts.write import apply, latest
 
 __all__ = [
-    "ACTIONS", "EXTENDS", "KINDS", "PROFILE_FACTS", "RRF_K", "UPDATES", "Action", "Applied", "Change", "Decay",
-    "Erased", "Fact", "FactStore", "Hit", "NewFact", "ReadPolicy", "Source", "View", "apply", "check_facts_file",
-    "content_hash", "erase_facts", "erase_source", "forget", "latest", "normalised", "profile", "purge_file",
-    "recall", "restore", "sweep", "touch", "versions", "visible",
+    "EXTENDS", "RRF_K", "UPDATES", "Action", "Applied", "Change", "Decay", "Erased", "Fact", "FactStore", "Hit",
+    "NewFact", "ReadPolicy", "Source", "View", "apply", "check_facts_file", "erase_facts", "erase_source", "forget",
+    "latest", "profile", "purge_file", "recall", "restore", "sweep", "touch", "versions", "visible",
 ]

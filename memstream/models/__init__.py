@@ -12,7 +12,6 @@ import os
 from memstream.errors import MemstreamError
 from memstream.models.base import (
     REQUESTS_IN_FLIGHT,
-    WINDOW_WORDS,
     Call,
     ChatModel,
     Completion,
@@ -21,7 +20,6 @@ from memstream.models.base import (
     PurposeUsage,
     Usage,
     count_tokens,
-    l2_normalise,
     one_line,
     windows,
 )
@@ -32,7 +30,6 @@ from memstream.models.layout import laid_out
 from memstream.models.offline import OfflineChatModel, prompt_of, register_rules, tie_breaker
 from memstream.models.openai_backend import run_coroutine
 from memstream.models.parsing import (
-    ANSWER_SCHEMAS,
     ANSWER_TOOLS,
     Citations,
     items_of,
@@ -43,7 +40,6 @@ from memstream.models.parsing import (
     parse_yes_no,
     register_answer_schema,
     register_answer_tools,
-    tool_call_text,
 )
 from memstream.models.request import Request, Stage, answer_all, concurrently, run_direct
 
@@ -88,13 +84,11 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 
 __all__ = [
-    "ANSWER_TOKENS", "answer_tokens", "register_answer_tokens",
-    "ANSWER_SCHEMAS", "ANSWER_TOOLS", "REQUESTS_IN_FLIGHT", "WINDOW_WORDS", "CachedChatModel", "CachedEmbedder",
-    "Call", "ChatModel", "Citations",
-    "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PurposeUsage",
-    "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "concurrently", "count_tokens", "items_of",
-    "json_values", "l2_normalise", "laid_out", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
-    "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
-    "register_answer_tools", "register_rules", "run_coroutine", "run_direct", "tie_breaker", "tool_call_text",
+    "ANSWER_TOKENS", "ANSWER_TOOLS", "REQUESTS_IN_FLIGHT", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel",
+    "Citations", "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel",
+    "PurposeUsage", "Request", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "answer_tokens", "concurrently",
+    "count_tokens", "items_of", "json_values", "laid_out", "make_chat_model", "make_embedder", "maybe_structured",
+    "one_line", "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
+    "register_answer_tokens", "register_answer_tools", "register_rules", "run_coroutine", "run_direct", "tie_breaker",
     "windows",
 ]

@@ -19,7 +19,8 @@ from memstream.planning.planner import (
     start_of_day,
 )
 
-__all__ = ["SLEEPING", "Action", "Block", "DayPlan", "Identity", "ReactDecision", "Revision", "RoutineItem", "Stroke",
-           "appointment_span", "current_plan", "decompose", "decompose_stage", "load_identity", "plan_day",
-           "plan_day_stage", "react", "react_stage", "replan", "replan_stage", "revise_stage", "routine_plan",
-           "start_of_day"]
+__all__ = [
+    "SLEEPING", "Action", "Block", "DayPlan", "Identity", "ReactDecision", "Revision", "RoutineItem", "Stroke",
+    "appointment_span", "current_plan", "decompose", "decompose_stage", "load_identity", "plan_day", "plan_day_stage",
+    "react", "react_stage", "replan", "replan_stage", "revise_stage", "routine_plan", "start_of_day",
+]

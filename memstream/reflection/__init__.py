@@ -14,6 +14,7 @@ from memstream.reflection.reflect import (
 )
 from memstream.reflection.tree import CitationNode, citation_tree
 
-__all__ = ["THRESHOLD", "CitationNode", "DroppedInsight", "ReflectionResult", "WrittenInsight",
-           "accumulated_importance", "citation_tree", "maybe_reflect", "maybe_reflect_stage", "reflect",
-           "reflect_stage"]
+__all__ = [
+    "THRESHOLD", "CitationNode", "DroppedInsight", "ReflectionResult", "WrittenInsight", "accumulated_importance",
+    "citation_tree", "maybe_reflect", "maybe_reflect_stage", "reflect", "reflect_stage",
+]

@@ -38,8 +38,7 @@ from memstream.sim.town import Map
 
 __all__ = [
     "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunFiles",
-    "RunResult",
-    "Whisper", "battery_stage", "fork_run", "interview_stage", "load_battery", "load_scenario", "measures",
-    "place_lines", "resume_run", "scenario_run", "start_run", "whisper", "downstream", "provenance", "source_of",
-    "flag_repeats", "mark_repeats", "repeat_count",
+    "RunResult", "Whisper", "battery_stage", "downstream", "flag_repeats", "fork_run", "interview_stage",
+    "load_battery", "load_scenario", "mark_repeats", "measures", "place_lines", "provenance", "repeat_count",
+    "resume_run", "scenario_run", "source_of", "start_run", "whisper",
 ]

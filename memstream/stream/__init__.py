@@ -9,10 +9,9 @@ from memstream.stream.importance import (
     rate_importance,
     rated,
 )
-from memstream.stream.jsonl import Imported, import_items, import_jsonl, read_jsonl
+from memstream.stream.jsonl import import_items, import_jsonl, read_jsonl
 from memstream.stream.memory import (
     DIALOGUE,
-    KNOWN_KINDS,
     MAX_IMPORTANCE,
     MIN_IMPORTANCE,
     OBSERVATION,
@@ -32,11 +31,8 @@ from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
-    "Imported", "MemoryText", "TimeScope", "import_items", "import_jsonl", "minmax", "normalise_owner",
-    "rate_poignancy", "read_jsonl", "recency", "time_scope", "top_k",
-    "add_rated",
-    "FALLBACK_IMPORTANCE", "parse_importance",
-    "DIALOGUE", "KNOWN_KINDS", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION", "THOUGHT",
-    "Memory", "MemoryStream",
-    "NewMemory", "Recall", "Weights", "check_file", "importance_stage", "new_memory", "rate_importance", "rated",
+    "DIALOGUE", "FALLBACK_IMPORTANCE", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION",
+    "THOUGHT", "Memory", "MemoryStream", "MemoryText", "NewMemory", "Recall", "TimeScope", "Weights", "add_rated",
+    "check_file", "import_items", "import_jsonl", "importance_stage", "minmax", "new_memory", "normalise_owner",
+    "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl", "recency", "time_scope", "top_k",
 ]

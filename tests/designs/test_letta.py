@@ -12,12 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.designs import Entry, LettaDesign, entry, make_design
-from memstream.designs.letta import ERRORS, ToolCall, compile_blocks, execute, parse_tool_call
 from memstream.designs.letta import prompts as letta_prompts
+from memstream.designs.letta.blocks import compile_blocks
 from memstream.designs.letta.memory import AgentTranscript, View
+from memstream.designs.letta.parse import ToolCall, parse_tool_call
 from memstream.designs.letta.queue import Queue, pressure
+from memstream.designs.letta.tools import ERRORS, execute
 from memstream.errors import MemstreamError, StructuredOutputError
-from memstream.models import Message, OfflineChatModel, count_tokens, run_direct, tool_call_text
+from memstream.models import Message, OfflineChatModel, count_tokens, run_direct
+from memstream.models.parsing import tool_call_text
 
 T0 = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)
 

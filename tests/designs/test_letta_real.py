@@ -12,7 +12,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from memstream.designs.letta import ERRORS, parse_tool_call
+from memstream.designs.letta.parse import parse_tool_call
+from memstream.designs.letta.tools import ERRORS
 from memstream.errors import StructuredOutputError
 from memstream.models.base import ChatModel, Completion, Message
 from memstream.models.cache import CachedChatModel

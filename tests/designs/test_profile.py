@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.designs import ProfileDesign, ProfileStore, blame, entry, make_design
-from memstream.designs.profile import Add, EditRejected, Replace, apply_edit, skeleton
 from memstream.designs.profile.compact import drop_to, merge_redundant
 from memstream.designs.profile.parse import parse_edits
 from memstream.designs.profile.prompts import ERRORS, MERGE_PURPOSE, SUMMARY_PURPOSE, UPDATE_PURPOSE
@@ -25,10 +24,15 @@ from memstream.designs.profile.store import Conflict
 from memstream.designs.profile.text import (
     DEFAULT_SECTIONS,
     KEEP_FIRST,
+    Add,
+    EditRejected,
+    Replace,
+    apply_edit,
     check_file,
     priority,
     render,
     sections_of,
+    skeleton,
 )
 from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.models import Message, OfflineChatModel
@@ -488,7 +492,7 @@ def test_what_the_recorded_model_did_is_caught_where_it_goes_wrong() -> None:
     """Its edits quote strings the file does not hold (rejected), its check blocks every text (nothing
     written), its merge strips a [user] mark (refused; the keep order drops lines instead)."""
     from memstream.designs.profile.update import keeps_user_lines
-    from memstream.trust import parse_verdict
+    from memstream.trust.parse import parse_verdict
 
     calls, report = _recorded()
     by = {p: [c for c in calls if c["purpose"] == p] for p in {c["purpose"] for c in calls}}

@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstream.errors import MemstreamError
-from memstream.eval import BUNDLED_ATTACKS, FAMILIES, AttackText, load_attacks
+from memstream.eval import BUNDLED_ATTACKS, FAMILIES, load_attacks
+from memstream.eval.attackset import AttackText
 from tests.helpers import ROOT
 
 #: What the bundled set promises per family (issue 26: >= 150 of each kind over 6 families).

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.errors import MemstreamError
-from memstream.eval import WINDOW, Models, evaluate_designs, load_locomo, load_longmemeval, sliced
+from memstream.eval import Models, evaluate_designs, load_locomo, load_longmemeval, sliced
+from memstream.eval.answers import WINDOW
 from memstream.eval.offline import answer_extractively, judge_lexically
 from memstream.eval.prompts import answer_messages, judge_messages
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1

@@ -9,9 +9,10 @@ from hypothesis import strategies as st
 
 import memstream.sim  # noqa: F401 - registers every stage's prompts, schemas and bounds
 from memstream.errors import MemstreamError
-from memstream.models import ANSWER_SCHEMAS, ANSWER_TOKENS, answer_tokens
+from memstream.models import ANSWER_TOKENS, answer_tokens
 from memstream.models.bounds import DEFAULT_ANSWER_TOKENS, bounded_schema
 from memstream.models.openai_backend import OpenAIChat
+from memstream.models.parsing import ANSWER_SCHEMAS
 from memstream.testing import ScriptedServer
 
 ASK = [{"role": "user", "content": "rate it"}]

@@ -12,20 +12,11 @@ from hypothesis import strategies as st
 from memstream.errors import StructuredOutputError
 from memstream.models import OfflineChatModel, answer_tokens, run_direct
 from memstream.testing import ScriptedChat
-from memstream.trust import (
-    CRITIC_PURPOSE,
-    GATE_PURPOSE,
-    MAX_REASON_CHARS,
-    OFF,
-    OFFLINE_RULES,
-    Verdict,
-    critic_stage,
-    gate_messages,
-    gate_reason,
-    gate_stage,
-    judge_name,
-    parse_verdict,
-)
+from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE, Verdict, critic_stage, gate_stage, judge_name
+from memstream.trust.offline import gate_reason
+from memstream.trust.parse import MAX_REASON_CHARS, parse_verdict
+from memstream.trust.prompts import gate_messages
+from memstream.trust.verdict import OFF, OFFLINE_RULES
 
 #: Generic examples written for these tests (not the bundled attack set).
 ATTACKS = [

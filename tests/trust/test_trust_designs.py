@@ -14,7 +14,8 @@ from memstream.designs import DESIGNS, BufferSummary, Entry, MemoryDesign, Strea
 from memstream.eval import evaluate_designs, load_locomo
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.testing import ScriptedChat
-from memstream.trust import BLOCKED, CHECKED, CRITIC_PURPOSE, FAILED, GATE_PURPOSE, REJECTED, Checker
+from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE, Checker
+from memstream.trust.audit import BLOCKED, CHECKED, FAILED, REJECTED
 from tests.helpers import offline_models, tiny_locomo
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)

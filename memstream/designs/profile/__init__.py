@@ -6,24 +6,9 @@ turn (``update``) and the design itself (``design``); its prompts, parsers and o
 """
 
 from memstream.designs.profile import offline as _offline_rules  # noqa: F401 - registers the profile's rules
-from memstream.designs.profile.blame import Life, blame, lives
+from memstream.designs.profile.blame import blame
 from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.design import ProfileDesign
 from memstream.designs.profile.store import ProfileStore, Version
-from memstream.designs.profile.text import (
-    CAP_CHARS,
-    COMPACT_AT,
-    COMPACT_TO,
-    DEFAULT_SECTIONS,
-    Add,
-    EditRejected,
-    Edits,
-    Replace,
-    apply_edit,
-    skeleton,
-)
-from memstream.designs.profile.update import Counters
 
-__all__ = ["CAP_CHARS", "COMPACT_AT", "COMPACT_TO", "DEFAULT_SECTIONS", "Add", "Counters", "EditRejected", "Edits",
-           "Life", "ProfileConfig", "ProfileDesign", "ProfileStore", "Replace", "Version", "apply_edit", "blame",
-           "lives", "skeleton"]
+__all__ = ["ProfileConfig", "ProfileDesign", "ProfileStore", "Version", "blame"]

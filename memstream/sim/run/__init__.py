@@ -10,5 +10,7 @@ from memstream.sim.run.layout import RunFiles
 from memstream.sim.run.rundir import RunDir
 from memstream.sim.run.scenario import load_scenario
 
-__all__ = ["DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Checkpoint", "RunConfig", "RunDir", "RunFiles", "RunResult",
-           "fork_run", "load_scenario", "resume_run", "scenario_run", "start_run", "whisper"]
+__all__ = [
+    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Checkpoint", "RunConfig", "RunDir", "RunFiles", "RunResult",
+    "fork_run", "load_scenario", "resume_run", "scenario_run", "start_run", "whisper",
+]

@@ -15,18 +15,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstream.cli.common import (
-    agent_flag,
-    check_json_output,
-    cutoff_flag,
-    json_flag,
-    model_flags,
-    parse_time_arg,
-    positive_int,
-    short,
-    warn,
-    write_json,
-)
+from memstream.cli.flags import agent_flag, cutoff_flag, json_flag, model_flags, parse_time_arg, positive_int
+from memstream.cli.outputs import check_json_output, write_json
+from memstream.cli.parser import warn
+from memstream.cli.text import short
 from memstream.errors import MemstreamError
 
 COMMANDS = ("add", "update", "forget", "delete", "history", "as-of", "check")
@@ -36,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("facts", help="versioned facts: add, update, forget, delete, history, as-of, check")
     facts = p.add_subparsers(dest="facts_command", required=True, parser_class=type(p))
 
-    def command(name: str, help: str, *, owner: bool = True) -> argparse.ArgumentParser:  # noqa: A002
+    def command(name: str, help: str, *, owner: bool = True) -> argparse.ArgumentParser:
         q = facts.add_parser(name, help=help)
         q.add_argument("file", help="the facts file (SQLite)")
         if owner:
@@ -250,7 +242,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _show(facts: list, out: Any, title: str) -> None:  # noqa: ANN401 - a checked --json target
+def _show(facts: list, out: str | Path | None, title: str) -> None:  # out: a checked --json target
     if out is not None:
         write_json(out, [f.to_dict() for f in facts])
         return

@@ -101,7 +101,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if json_out != STDOUT:
         print(table(results, ks))
     write_json(json_out, results)
-    if args.plot:
+    if plot:
         said = f"wrote {save(recall(list(results)), plot)}"
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0

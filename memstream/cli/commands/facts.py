@@ -20,6 +20,7 @@ from memstream.cli.outputs import check_json_output, write_json
 from memstream.cli.parser import warn
 from memstream.cli.text import short
 from memstream.errors import MemstreamError
+from memstream.timeutil import parse_time
 
 COMMANDS = ("add", "update", "forget", "delete", "history", "as-of", "check")
 
@@ -222,7 +223,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_as_of(args: argparse.Namespace) -> int:
     from memstream.facts import recall
 
-    when = parse_time_arg(args.time, "TIME")
+    when = parse_time(args.time, "TIME")  # a positional: always given
     out = check_json_output(args.json, [args.file])
     with opened(args, readonly=True) as store:
         facts = [h.fact for h in recall(store, args.agent, args.query, when, k=args.k, view="as-of",

@@ -36,17 +36,18 @@ def cmd_inspect(args: argparse.Namespace) -> int:
                           f"{cites}  {short(m.text, 70)}")
             write_json(json_out, [m.to_dict() for m in memories])
             return 0
+        owners = {o: stream.count(o) for o in stream.owners()}
         summary = {
             "path": stream.path, "embedder": stream.embedder.name, "dim": stream.embedder.dim,
             "memories": stream.count(),
-            "owners": {o: stream.count(o) for o in stream.owners()},
+            "owners": owners,
         }
     if json_out == STDOUT:
         write_json(json_out, summary)
         return 0
     print(f"{summary['path']}: {summary['memories']} memories, embedder {summary['embedder']} "
-          f"({summary['dim']}-d), {len(summary['owners'])} owner(s)")
-    for owner, n in summary["owners"].items():
+          f"({summary['dim']}-d), {len(owners)} owner(s)")
+    for owner, n in owners.items():
         print(f"  {owner}: {n}")
     write_json(json_out, summary)
     return 0

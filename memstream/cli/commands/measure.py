@@ -9,8 +9,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstream.cli.flags import cutoff_flag, endpoint_flags, json_flag, parse_time_arg
+from memstream.cli.flags import cutoff_flag, endpoint_flags, json_flag
 from memstream.cli.outputs import STDOUT, check_image_output, check_json_output, write_json
+from memstream.timeutil import parse_time
 
 if TYPE_CHECKING:
     from memstream.models import ChatModel
@@ -55,7 +56,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     plot = check_image_output(args.plot, "--plot", args.runs) if args.plot else None
     json_out = check_json_output(args.json, args.runs)
-    battery = None
+    battery: dict[str, list[str]] = {}  # the questions of measure interviews; no other measure asks any
     if args.measure == "interviews":
         from memstream.sim import load_battery
 
@@ -73,7 +74,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 if args.llm:
                     results[-1]["by_interview"] = measures.network_by_interview(run, _model(args, run))
             elif args.measure == "attendance":
-                start, end = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
+                start, end = parse_time(args.from_, "--from"), parse_time(args.to, "--to")  # required flags
                 results.append(measures.attendance(run, args.place, start, end, args.invited_fact))
             else:
                 judge = _model(args, run, args.judge) if args.judge else None

@@ -96,10 +96,10 @@ def cmd_plot(args: argparse.Namespace) -> int:
     src = Path(args.src)
     path = RunFiles(src).stream if src.is_dir() else src
     with MemoryStream(path, create=False, readonly=True) as stream:
-        agent = getattr(args, "agent", None)
+        agent = args.agent  # every plot drawn from a stream takes --agent (some need not be given it)
         if agent and not stream.has(agent):
             raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
-        at = parse_time_arg(getattr(args, "at", None), "--at")
+        at = parse_time_arg(args.at, "--at")
         if args.plot == "components":
             fig = plots.components(stream, agent, args.query, k=args.k, at=at, weights=parse_weights(args))
         elif args.plot == "decay":

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memstream.cli.flags import agent_flag, endpoint_flags, gate_flag, parse_time_arg, positive_int
 from memstream.cli.text import short
@@ -120,7 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     return {"finished": 0, "max-calls": 0, "interrupted": 130, "terminated": 143}[result.stopped]
 
 
-def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict:
+def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict[str, Any]:
     """The run settings given on the command line (those not given are left out)."""
     given = {"hours": args.hours, "llm": args.llm, "timeout": args.timeout, "concurrency": args.concurrency,
              "max_calls": args.max_calls, "ablate": ablate, "keep_every": args.keep_every,
@@ -144,8 +144,8 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
             settings |= {"seed": args.seed} | ({"agents": args.agents} if args.agents else {})
             return scenario_run(scenario, out, **settings)
         start = parse_time_arg(args.start, "--start") or DEFAULT_START
-        config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed,
-                           **({"hours": DEFAULT_HOURS} | settings))
+        settings.setdefault("hours", DEFAULT_HOURS)
+        config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed, **settings)
     except ValidationError as e:
         raise MemstreamError(f"bad run setting: {problem(e)}") from None
     out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")

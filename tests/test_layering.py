@@ -192,3 +192,43 @@ def test_no_room_of_the_simulation_imports_a_room_above_its_own(module: str) -> 
         if unit(imported) == "sim" and not module.startswith(imported + ".") and imported != module:
             theirs = sim_room(imported)
             assert SIM_ROOMS[theirs] <= SIM_ROOMS[mine], f"{module} imports {imported}: {theirs} is above {mine}"
+
+
+#: The command line's rooms, lowest first: the shared modules (the parser, the flags, the outputs,
+#: opening a stream, text) know no command; each command module imports only them; the face
+#: (``main``, ``build_parser``) registers the commands.
+CLI_ROOMS = {
+    "text": 0,
+    "parser": 1, "outputs": 1, "opening": 1,
+    "flags": 2, "weights": 2,
+    "commands": 3,
+    "__init__": 4, "__main__": 5,
+}
+CLI = sorted(m for m in GRAPH if unit(m) == "cli")
+
+
+def cli_room(module: str) -> str:
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 else "__init__"
+
+
+def test_every_module_of_the_command_line_is_in_a_room() -> None:
+    assert {cli_room(m) for m in CLI} <= set(CLI_ROOMS)
+
+
+@pytest.mark.parametrize("module", CLI)
+def test_no_room_of_the_command_line_imports_a_room_above_its_own(module: str) -> None:
+    mine = cli_room(module)
+    for imported in GRAPH[module]:
+        if unit(imported) == "cli" and not module.startswith(imported + ".") and imported != module:
+            theirs = cli_room(imported)
+            assert CLI_ROOMS[theirs] <= CLI_ROOMS[mine], f"{module} imports {imported}: {theirs} is above {mine}"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in CLI if cli_room(m) == "commands"))
+def test_no_command_imports_another(module: str) -> None:
+    """A command's module holds its own parser, handlers and helpers: what two commands share is a
+    shared module's, not one command's reached into by the other."""
+    for imported in GRAPH[module]:
+        if cli_room(imported) == "commands" and imported != "memstream.cli.commands":
+            assert imported == module, f"{module} imports the command module {imported}"

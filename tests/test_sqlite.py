@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def make(path: Path, kind: StoreKind = KIND, version: str = "1", items: int = 2)
     return path
 
 
-def one_line(call) -> str:  # any callable that should refuse
+def one_line(call: Callable[[], object]) -> str:  # any callable that should refuse
     with pytest.raises(MemstreamError) as e:
         call()
     message = str(e.value)

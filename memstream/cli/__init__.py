@@ -8,11 +8,34 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
-from memstream.cli import agents, experiments, facts, measure, profile, stream, trust
-from memstream.cli.common import EXIT_USAGE, Parser, Printable, printable
+from memstream.cli.commands import (
+    add,
+    demo,
+    facts,
+    inspect,
+    interview,
+    measure,
+    plan,
+    plot,
+    profile,
+    provenance,
+    recall,
+    reflect,
+    replay,
+    run,
+    sweep,
+    view,
+)
+from memstream.cli.commands import eval as evaluate  # as its own name, the module would hide the builtin eval
+from memstream.cli.parser import EXIT_USAGE, Parser
+from memstream.cli.text import Printable, printable
 from memstream.errors import MemstreamError
 
 Handler = Callable[[argparse.Namespace], int]
+
+#: The command modules, in the order ``memstream --help`` lists their commands.
+COMMANDS = (add, recall, inspect, demo, reflect, plan, run, replay, interview, measure, sweep, view, plot, evaluate,
+            profile, facts, provenance)
 
 
 class _Prefixed(logging.Formatter):
@@ -34,8 +57,8 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = Parser(prog="memstream", description="The Generative Agents memory stream, measured.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     handlers: dict[str, Handler] = {}
-    for group in (stream, agents, experiments, measure, profile, facts, trust):
-        handlers.update(group.register(sub))
+    for command in COMMANDS:
+        handlers.update(command.register(sub))
     return parser, handlers
 
 

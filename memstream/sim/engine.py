@@ -32,7 +32,7 @@ model's sampling): another seed, another run; the same seed, the same run.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -93,7 +93,7 @@ class Simulation:
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
-                 whispers: list[Whisper] = (), seed: int = 0, checker: Checker | None = None) -> None:
+                 whispers: Sequence[Whisper] = (), seed: int = 0, checker: Checker | None = None) -> None:
         self.town, self.stream, self.chat, self.events = town, stream, chat, events
         self.checker = checker or Checker.off()  # the write gate and critic in front of every stream
         self.step_s = step_s

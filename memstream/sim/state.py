@@ -13,7 +13,6 @@ from __future__ import annotations
 import types
 import typing
 from dataclasses import MISSING, fields
-from functools import cache
 from typing import Any, Self, Union, get_args, get_origin
 
 
@@ -88,15 +87,24 @@ def decode(hint: Any, data: Any) -> Any:
     return data
 
 
-@cache
+#: Each class's state fields and required fields, found once per class (a step asks for them per agent).
+#: Plain dicts rather than functools.cache: its typing takes only Hashable arguments, which a class
+#: object is at run time but not to the type checker.
+_FIELDS: dict[type, tuple[tuple[str, str, Any], ...]] = {}
+_REQUIRED: dict[type, frozenset[str]] = {}
+
+
 def _fields(cls: type) -> tuple[tuple[str, str, Any], ...]:
     """``(name, key, resolved type)`` of a dataclass's state fields."""
-    resolved = typing.get_type_hints(cls)
-    return tuple((f.name, f.metadata.get("key", f.name), resolved[f.name])
-                 for f in fields(cls) if f.metadata.get("state", True))  # type: ignore[arg-type]
+    if cls not in _FIELDS:
+        resolved = typing.get_type_hints(cls)
+        _FIELDS[cls] = tuple((f.name, f.metadata.get("key", f.name), resolved[f.name])
+                             for f in fields(cls) if f.metadata.get("state", True))
+    return _FIELDS[cls]
 
 
-@cache
 def _required(cls: type) -> frozenset[str]:
-    return frozenset(f.name for f in fields(cls)  # type: ignore[arg-type]
-                     if f.default is MISSING and f.default_factory is MISSING and f.init)
+    if cls not in _REQUIRED:
+        _REQUIRED[cls] = frozenset(f.name for f in fields(cls)
+                                   if f.default is MISSING and f.default_factory is MISSING and f.init)
+    return _REQUIRED[cls]

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memstream.cli import _Prefixed, build_parser, main
-from memstream.cli.common import STDOUT, parse_weights
+from memstream.cli.outputs import STDOUT
+from memstream.cli.weights import parse_weights
 from memstream.models import HashEmbedder
 from memstream.sim import RunConfig, start_run
 from memstream.stream import MemoryStream, Weights

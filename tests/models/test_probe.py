@@ -210,7 +210,7 @@ def test_a_command_says_which_answers_it_had_to_retry_or_do_without(tmp_path, mo
 
 
 def test_a_command_whose_answers_were_all_usable_says_nothing_of_them() -> None:
-    from memstream.cli.common import answers_note
+    from memstream.cli.opening import answers_note
 
     usage = Usage()
     usage.record("importance", Completion("7"))

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstream.cli.common import answers_note
+from memstream.cli.opening import answers_note
 from memstream.errors import ImplausibleAnswerError
 from memstream.models import OfflineChatModel, run_direct
 from memstream.planning import Identity, RoutineItem, decompose, plan_day, react_stage

@@ -11,7 +11,7 @@ change the plan.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from memstream.models import Stage, concurrently
@@ -40,7 +40,7 @@ IDLE_IMPORTANCE = 1
 class Acting:
     def __init__(self, stream: MemoryStream, events: EventLog, movement: Movement, scene: Scene,
                  conversation_of: Callable[[str], Conversation | None], ablate: frozenset[str],
-                 whispers: list[Whisper], spatial: Spatial, checker: Checker | None = None,
+                 whispers: Sequence[Whisper], spatial: Spatial, checker: Checker | None = None,
                  poignancy: PoignancyTally | None = None) -> None:
         self.stream, self.events, self.movement, self.scene, self.spatial = stream, events, movement, scene, spatial
         self.checker = checker or Checker.off()
@@ -52,7 +52,7 @@ class Acting:
         self.insights_written = 0
         self.insights_dropped: Counter[str] = Counter()
 
-    def add_whispers(self, whispers: list[Whisper]) -> None:
+    def add_whispers(self, whispers: Sequence[Whisper]) -> None:
         """Whispers to give when the clock reaches them (a running run hears new ones between steps)."""
         for w in whispers:
             self.whispers[w.agent].append(w)

@@ -6,6 +6,7 @@ and holds the one-writer lock) and checks everything it was given before it writ
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from memstream.sim.run.simulate import simulate
 
 
 def start_run(config: RunConfig, out: Path, *, progress: bool = True, chat: ChatModel | None = None,
-              whispers: list[Whisper] = ()) -> RunResult:
+              whispers: Sequence[Whisper] = ()) -> RunResult:
     """A new run in ``out``. ``chat`` replaces the model ``config.llm`` names (benchmarks wrap one)."""
     check_new(out)
     town = resolve_town(config)

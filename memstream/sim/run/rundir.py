@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -73,7 +74,7 @@ class RunDir:
         return cls(path, config, town, lock)
 
     @classmethod
-    def create(cls, path: str | Path, config: RunConfig, town: Town, whispers: list[Whisper] = ()) -> RunDir:
+    def create(cls, path: str | Path, config: RunConfig, town: Town, whispers: Sequence[Whisper] = ()) -> RunDir:
         """A new run directory at ``path`` (new or empty), writable, its settings, town and whispers written."""
         run = cls(Path(path), config, town, claim_new(Path(path)))
         try:

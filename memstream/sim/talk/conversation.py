@@ -151,7 +151,7 @@ class Conversations:
         (side, planning thought or "", its memory id) of both."""
         dialogue = prompts.dialogue_lines(conv.turns)
         sides = [conv.a, conv.b]
-        asked = []
+        asked: list[Request[Any]] = []
         for name in sides:
             identity = self.agents[name].identity.describe()
             asked += [Request(prompts.POIGNANCY_PURPOSE, prompts.poignancy_messages(identity, name, dialogue),

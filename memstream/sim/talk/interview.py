@@ -11,6 +11,7 @@ a yes the memories do not hold).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,7 +35,7 @@ FIELDS = ("name", "first", "occupation", "workplace", "other")
 
 
 def interview_stage(stream: MemoryStream, resident: Resident, question: str, now: datetime, *, k: int = 10,
-                    weights: Weights | None = None, history: list[tuple[str, str]] = (),
+                    weights: Weights | None = None, history: Sequence[tuple[str, str]] = (),
                     day: int = RECENT_DAY_LINES) -> Stage[tuple[str | None, list[Memory]]]:
     """The agent's answer (None if the model gave none) and the memories it was shown: its recent day (at most
     ``day``, :mod:`memstream.sim.talk.recent`), then the ``k`` retrieved on the question, not shown twice.

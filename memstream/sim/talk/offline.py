@@ -26,7 +26,7 @@ from memstream.models import Message, prompt_of, register_rules, tie_breaker
 from memstream.offline_events import Commitment, commitment, date_words, named_places
 from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim.talk import prompts
-from memstream.sim.talk.offline_judge import answer_judge
+from memstream.sim.talk.offline_judge import answer_judge, found
 from memstream.sim.talk.parse import MAX_SENTENCE_WORDS
 from memstream.stream import rate_poignancy
 
@@ -117,13 +117,13 @@ def _lines(content: str, after: str, before: str) -> list[tuple[str, str]]:
 
 def answer_start(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    other = re.search(r"Should .+? start a conversation with (.+)\?", content).group(1)
+    other = found(r"Should .+? start a conversation with (.+)\?", content).group(1)
     return json.dumps({"talk": any(other in text for _, _, text in _MEMORY.findall(content))})
 
 
 def answer_relationship(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name, other = re.search(r"[Hh]ow does (.+?) know (.+?) and what", content).groups()
+    name, other = found(r"[Hh]ow does (.+?) know (.+?) and what", content).groups()
     texts = [text for _, _, text in _MEMORY.findall(content)]
     how = next((t.split(": ", 1)[1] for t in texts if t.startswith(f"{name} knows {other}: ")), "")
     talks = sum(t.startswith(f"Conversation with {other}") for t in texts)
@@ -139,8 +139,8 @@ def answer_turn(messages: list[Message]) -> str:
     """Each side passes on, in turn, up to ``NEWS_PER_SPEAKER`` items of news the listener has not
     had from it (:func:`_news`), then says goodbye."""
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?)\.\n", content).group(1)
-    other = re.search(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
+    name = found(r"^You are (.+?)\.\n", content).group(1)
+    other = found(r"It is [^.]+\. .+? is talking with (.+?) at ", content).group(1)
     dialogue = content.split("The conversation so far:\n", 1)[1].split("\n\nWhat does", 1)[0]
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
     told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
@@ -178,8 +178,8 @@ def _after_that(clause: str) -> str:
 
 def answer_summary(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name = re.search(r"from (.+?)'s point of view", content).group(1)
-    a, b = re.search(r"A conversation between (.+?) and (.+?):\n", content).groups()
+    name = found(r"from (.+?)'s point of view", content).group(1)
+    a, b = found(r"A conversation between (.+?) and (.+?):\n", content).groups()
     other = b if name == a else a
     news = _news_from(content, name)
     told = [f"{other} told {name} that {_after_that(in_their_words(what, other, name))}." for what in news[1]] \
@@ -194,14 +194,14 @@ def answer_summary(messages: list[Message]) -> str:
 def answer_poignancy(messages: list[Message]) -> str:
     """As poignant as the most poignant thing the other side said."""
     content = prompt_of(messages)
-    name = re.search(r"how poignant is this conversation for (.+)\?", content).group(1)
+    name = found(r"how poignant is this conversation for (.+)\?", content).group(1)
     heard = [text for speaker, text in _lines(content, "just had:\n", "\n\nOn the scale") if speaker != name]
     return str(max((rate_poignancy(text) for text in heard), default=2))
 
 
 def answer_plans(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name = re.search(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
+    name = found(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
     places = named_places(content)
     for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
         event = commitment(text, places) if speaker != name else None
@@ -224,7 +224,7 @@ def _on(event: Commitment, content: str) -> str:
 def answer_interview(messages: list[Message]) -> str:
     """Quote the remembered statements that share most words with the question (then the most important)."""
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?)\.\n", content).group(1)
+    name = found(r"^You are (.+?)\.\n", content).group(1)
     question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
     ranked = sorted(_MEMORY.findall(content), key=lambda m: (  # most words in common, then not a sighting
         -len(question & set(content_words(m[2]))), m[0] == "observation", -int(m[1])))
@@ -236,8 +236,8 @@ def answer_interview(messages: list[Message]) -> str:
 
 def answer_knows(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    name = re.search(r"^You are (.+?)\.\n", content).group(1)
-    fact = re.search(r"Do you know about this: (.+?)\? Say what", content).group(1)
+    name = found(r"^You are (.+?)\.\n", content).group(1)
+    fact = found(r"Do you know about this: (.+?)\? Say what", content).group(1)
     terms = set(content_words(fact))
     known = next((t for _, _, t in _MEMORY.findall(content) if terms <= set(content_words(t))), None)
     return json.dumps({"knows": known is not None, "what": in_my_words(known, name) if known else ""})

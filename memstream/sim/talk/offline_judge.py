@@ -44,6 +44,16 @@ _KINDS: list[tuple[re.Pattern[str], str]] = [
 STAND_IN = "offline stand-in judge (rules, not a model)"
 
 
+def found(pattern: str, content: str, flags: int = 0) -> re.Match[str]:
+    """Where ``pattern`` matches a line every prompt of its stage holds (the offline rules read their
+    answers off the prompt); a prompt without it is of another version or stage, which the rules
+    cannot answer, and say so."""
+    match = re.search(pattern, content, flags)
+    if match is None:
+        raise ValueError(f"the offline stand-in cannot answer this prompt: it has no {pattern!r}")
+    return match
+
+
 def _kind_given(kind: str, answer: str) -> bool:
     if kind == "person":
         return bool(names(answer[1:]))  # a name inside the answer (not its first, capitalised, word)
@@ -69,7 +79,7 @@ def judge(question: str, answer: str, memories: list[str]) -> tuple[int, bool, s
     kind = next((k for pattern, k in _KINDS if pattern.search(question)), None)
     topic = _stems(question)
     shared = len(topic & _stems(answer)) / len(topic) if topic else 0.0
-    given = bool(kind) and _kind_given(kind, answer)
+    given = kind is not None and _kind_given(kind, answer)
     relevance = (shared + given) / 2 if kind else shared
     words = set(content_words(answer))
     grounded = len(words & set(content_words(" ".join(memories)))) / len(words) if words else 0.0
@@ -81,7 +91,7 @@ def judge(question: str, answer: str, memories: list[str]) -> tuple[int, bool, s
 
 def answer_judge(messages: list[Message]) -> str:
     content = prompt_of(messages)
-    question = re.search(r"^Question \([^)]*\): (.*)$", content, re.M).group(1)
-    answer = re.search(r"^Answer: (.*)$", content, re.M).group(1)
+    question = found(r"^Question \([^)]*\): (.*)$", content, re.M).group(1)
+    answer = found(r"^Answer: (.*)$", content, re.M).group(1)
     score, hallucinated, why = judge(question, answer, [t for _, _, t in _MEMORY.findall(content)])
     return json.dumps({"score": score, "hallucinated": hallucinated, "why": why})

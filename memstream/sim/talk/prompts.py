@@ -5,6 +5,8 @@ One source of truth, versioned; the offline stand-in answers each (``memstream.s
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
 from memstream.stream import Memory, Recall
 
@@ -209,7 +211,7 @@ def summary_messages(a: str, b: str, name: str, dialogue: str) -> list[Message]:
 
 
 def interview_messages(identity: str, name: str, memories: str, question: str,
-                       history: list[tuple[str, str]] = (), recent: list[Memory] = ()) -> list[Message]:
+                       history: Sequence[tuple[str, str]] = (), recent: Sequence[Memory] = ()) -> list[Message]:
     """``history``: the interview's earlier (question, answer) pairs, for a conversation; ``recent``: the
     agent's recent day (shown under RECENT_DAY_HEADING when there is any)."""
     earlier = "".join(f"Interviewer: {one_line(q)}\n{name}: {one_line(a)}\n" for q, a in history)

@@ -59,7 +59,10 @@ def populate(town: Town, n: int, seed: int = 0) -> Town:
     extra = n - len(town.residents)
     homes = sorted(b.name for a in town.areas for b in a.buildings if any(r.name == "bedroom" for r in b.rooms))
     jobs = sorted({(r.occupation, r.workplace) for r in town.residents if r.occupation and r.workplace})
-    room = min(PER_HOME * len(homes), PER_JOB * len(jobs) if jobs else math.inf) - len(town.residents)
+    capacity = PER_HOME * len(homes)  # beds, and jobs if the town has any
+    if jobs:
+        capacity = min(capacity, PER_JOB * len(jobs))
+    room = capacity - len(town.residents)
     local = max(0, min(extra, room))
     places = [(homes[i % len(homes)], jobs[i % len(jobs)] if jobs else ("", "")) for i in range(local)]
     anchor = homes[0] if homes else town.areas[0].buildings[0].name

@@ -1,31 +1,25 @@
-"""Experiment commands: measure what emerged in runs (diffusion, network, attendance, interviews)."""
+"""``memstream measure``: what emerged in runs (diffusion, network, attendance, interviews)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memstream.cli.common import (
-    STDOUT,
-    check_image_output,
-    check_json_output,
-    cutoff_flag,
-    endpoint_flags,
-    json_flag,
-    output_flag,
-    parse_time_arg,
-    positive_int,
-    write_json,
-)
-from memstream.errors import MemstreamError
+from memstream.cli.flags import cutoff_flag, endpoint_flags, json_flag
+from memstream.cli.outputs import STDOUT, check_image_output, check_json_output, write_json
+from memstream.timeutil import parse_time
+
+if TYPE_CHECKING:
+    from memstream.models import ChatModel
+    from memstream.sim import RunDir
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
+    """Add this module's commands to ``sub``; return their handlers by name."""
     p = sub.add_parser("measure", help="measure what emerged in runs: diffusion, network, attendance, interviews")
     measures = p.add_subparsers(dest="measure", required=True, parser_class=type(p))
     for name, text in (("diffusion", "the share of agents who know a fact, hour by hour"),
@@ -53,58 +47,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
             q.add_argument("--from", dest="from_", required=True, metavar="TIME", help="ISO time with zone")
             q.add_argument("--to", required=True, metavar="TIME", help="ISO time with zone")
             q.add_argument("--invited-fact", help="count who knew this fact before --from")
-    p = sub.add_parser("sweep", help="many runs as one study (a grid of changes, measured and aggregated), on Ray")
-    p.add_argument("spec", help='YAML/JSON: {"base": {run options}, "grid": {option: [values]}, "measures": '
-                   '[{"diffusion": {"fact": ...}}, {"network": {}}, {"attendance": {"place", "from", "to"}}]}')
-    p.add_argument("--out", required=True, help="the sweep's folder: runs/<name>/, results.json, runs.json")
-    p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
-    p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
-    p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
-    p.add_argument("--max-runs", type=positive_int,
-                   help="refuse a grid of more runs than this (default 1,000: memstream.sweep.spec.DEFAULT_MAX_RUNS)")
-    p = sub.add_parser("view", help="write a run as one self-contained page to watch in a browser")
-    p.add_argument("run")
-    output_flag(p, required=False, help="the page, .html (opens from disk; no server, no network)")
-    p.add_argument("--fact", help="mark the agents who know this fact at the time shown")
-    p.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 instead, with search: its "
-                   "search box ranks an agent's memories for a typed query (needs the run's embedder)")
-    p.add_argument("--port", type=positive_int, default=8765)
-    return {"measure": cmd_measure, "sweep": cmd_sweep, "view": cmd_view}
-
-
-def cmd_view(args: argparse.Namespace) -> int:
-    from memstream.view import write_page
-
-    if args.serve:
-        from memstream.view import serve
-
-        serve(args.run, port=args.port, fact=args.fact)
-        return 0
-    if not args.output:
-        raise MemstreamError("give -o PAGE.html, or --serve to serve the page with search")
-    out, size = write_page(args.run, args.output, fact=args.fact)
-    print(f"wrote {out} ({size / 1e6:.1f} MB); open it in a browser (add #t=YYYY-MM-DD HH:MM&agent=NAME to the "
-          "address to start there)")
-    return 0
-
-
-def cmd_sweep(args: argparse.Namespace) -> int:
-    from memstream.sweep import DEFAULT_MAX_RUNS, load_spec, run_sweep
-
-    max_runs = args.max_runs or DEFAULT_MAX_RUNS
-    spec = load_spec(args.spec, max_runs=max_runs)
-    out = Path(args.out)
-    summary = run_sweep(spec, out, address=args.address, resume=args.resume, cpus=args.cpus, max_runs=max_runs)
-    for cell in summary["cells"]:
-        shown = "; ".join(f"{name} {key} {v['mean']:.3g} [{v['ci95'][0]:.3g}, {v['ci95'][1]:.3g}] (n={v['n']})"
-                          for name, keys in cell["measures"].items() for key, v in keys.items()
-                          if key in ("final_share", "density_end", "present"))
-        print(f"{json.dumps(cell['params']) if cell['params'] else 'base'} ({len(cell['runs'])} runs): {shown}")
-    for f in summary["failed"]:
-        print(f"failed: {f['run']}: {f['error']}")
-    print(f"wrote {out / 'results.json'} ({len(summary['runs'])} runs, {len(summary['failed'])} failed); "
-          f"plot it with memstream plot sweep {out} -o sweep.png")
-    return 1 if summary["failed"] else 0
+    return {"measure": cmd_measure}
 
 
 def cmd_measure(args: argparse.Namespace) -> int:
@@ -113,7 +56,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
 
     plot = check_image_output(args.plot, "--plot", args.runs) if args.plot else None
     json_out = check_json_output(args.json, args.runs)
-    battery = None
+    battery: dict[str, list[str]] = {}  # the questions of measure interviews; no other measure asks any
     if args.measure == "interviews":
         from memstream.sim import load_battery
 
@@ -131,7 +74,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 if args.llm:
                     results[-1]["by_interview"] = measures.network_by_interview(run, _model(args, run))
             elif args.measure == "attendance":
-                start, end = parse_time_arg(args.from_, "--from"), parse_time_arg(args.to, "--to")
+                start, end = parse_time(args.from_, "--from"), parse_time(args.to, "--to")  # required flags
                 results.append(measures.attendance(run, args.place, start, end, args.invited_fact))
             else:
                 judge = _model(args, run, args.judge) if args.judge else None
@@ -152,7 +95,7 @@ def cmd_measure(args: argparse.Namespace) -> int:
     return 0
 
 
-def _model(args: argparse.Namespace, run: Any, name: str | None = None) -> Any:  # a ChatModel
+def _model(args: argparse.Namespace, run: RunDir, name: str | None = None) -> ChatModel:
     """A chat model for measuring (``name``, else --llm, else the run's), its answers cached with the run's."""
     from memstream.models import make_chat_model
 
@@ -190,3 +133,4 @@ def _summary(measure: str, r: dict[str, Any]) -> str:
     knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
     return (f"{name}: {len(r['present'])} at {r['place']}{knew}; {len(r['planned'])} had planned to be there, "
             f"{r['planned_and_came']} of them came: " + ", ".join(r["present"][:12]))
+

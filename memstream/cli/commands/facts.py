@@ -15,19 +15,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstream.cli.common import (
-    agent_flag,
-    check_json_output,
-    cutoff_flag,
-    json_flag,
-    model_flags,
-    parse_time_arg,
-    positive_int,
-    short,
-    warn,
-    write_json,
-)
+from memstream.cli.flags import agent_flag, cutoff_flag, json_flag, model_flags, parse_time_arg, positive_int
+from memstream.cli.outputs import check_json_output, write_json
+from memstream.cli.parser import warn
+from memstream.cli.text import short
 from memstream.errors import MemstreamError
+from memstream.timeutil import parse_time
 
 COMMANDS = ("add", "update", "forget", "delete", "history", "as-of", "check")
 
@@ -230,7 +223,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 def cmd_as_of(args: argparse.Namespace) -> int:
     from memstream.facts import recall
 
-    when = parse_time_arg(args.time, "TIME")
+    when = parse_time(args.time, "TIME")  # a positional: always given
     out = check_json_output(args.json, [args.file])
     with opened(args, readonly=True) as store:
         facts = [h.fact for h in recall(store, args.agent, args.query, when, k=args.k, view="as-of",
@@ -250,7 +243,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
-def _show(facts: list, out: Any, title: str) -> None:  # a checked --json target
+def _show(facts: list, out: str | Path | None, title: str) -> None:  # out: a checked --json target
     if out is not None:
         write_json(out, [f.to_dict() for f in facts])
         return

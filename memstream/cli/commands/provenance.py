@@ -5,20 +5,13 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from memstream.cli.common import (
-    STDOUT,
-    agent_flag,
-    check_json_output,
-    json_flag,
-    positive_int,
-    printable,
-    short,
-    write_json,
-)
+from memstream.cli.flags import agent_flag, json_flag, positive_int
+from memstream.cli.outputs import STDOUT, check_json_output, write_json
+from memstream.cli.text import printable, short
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add this group's subcommands to ``sub``; return their handlers by name."""
+    """Add this module's commands to ``sub``; return their handlers by name."""
     p = sub.add_parser("provenance", help="where a memory of a run came from, and everything downstream of it")
     p.add_argument("run", help="a run directory")
     agent_flag(p, help="the agent whose memory it is")

@@ -1,4 +1,5 @@
-"""Measuring commands: plot (why memories are recalled) and eval (recall on benchmarks)."""
+"""``memstream eval``: retrieval on LoCoMo or LongMemEval, answers from memory designs, scenario evals, and a
+memory's defences against an attack set."""
 
 from __future__ import annotations
 
@@ -6,29 +7,17 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memstream.cli.common import (
-    STDOUT,
-    Parser,
-    WeightSpec,
-    agent_flag,
-    check_image_output,
-    check_json_output,
-    cutoff_flag,
-    gate_flag,
-    json_flag,
-    model_flags,
-    output_flag,
-    parse_time_arg,
-    parse_weights,
-    positive_int,
-    weight_flags,
-    write_json,
-)
+from memstream.cli.flags import cutoff_flag, gate_flag, json_flag, model_flags, positive_int
+from memstream.cli.outputs import STDOUT, check_image_output, check_json_output, write_json
+from memstream.cli.weights import WeightSpec, weight_flags
 from memstream.designs import DESIGNS
 from memstream.errors import MemstreamError
-from memstream.files import read_json
+
+if TYPE_CHECKING:
+    from memstream.eval import Models
+    from memstream.models import ChatModel
 
 #: eval's generative retrievers also weigh BM25; its old positional order was rec,imp,rel,bm25,time.
 EVAL_WEIGHTS = WeightSpec(takes=("rec", "imp", "rel", "bm25", "time"),
@@ -36,48 +25,7 @@ EVAL_WEIGHTS = WeightSpec(takes=("rec", "imp", "rel", "bm25", "time"),
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add this group's subcommands to ``sub``; return their handlers by name."""
-    p = sub.add_parser("plot", help="plot why memories are recalled (PNG or SVG)")
-    plots = p.add_subparsers(dest="plot", required=True, parser_class=Parser)
-
-    def plot_parser(name: str, text: str, *, agent: bool = True, query: bool = False) -> argparse.ArgumentParser:
-        q = plots.add_parser(name, help=text)
-        q.add_argument("src", help="a stream file or a run directory")
-        agent_flag(q, required=agent, help="the agent whose memories are drawn" + ("" if agent else " (default: all)"))
-        if query:
-            q.add_argument("--query", required=True)
-            cutoff_flag(q, help="memories drawn")
-        q.add_argument("--at", help="ISO time with zone (default: the agent's latest time)")
-        output_flag(q, required=True, help="the plot file, .png or .svg")
-        return q
-
-    weight_flags(plot_parser("components", "the top-k as stacked bars of weighted recency, importance, relevance",
-                             query=True))
-    plot_parser("decay", "recency against hours since access, memories on the curves").add_argument(
-        "--decays", default="0.99,0.995,0.999")
-    plot_parser("importance", "the distribution of importance by kind", agent=False)
-    plot_parser("timeline", "memories over time by kind, reflections and the trigger sum")
-    plot_parser("reflections", "the citation graph from reflections to observations").add_argument(
-        "--memory", type=positive_int)
-    plot_parser("weights", "how the top-k changes as the weights vary", query=True)
-    sw = plots.add_parser("sweep", help="each measure per grid cell, with its 95%% interval, from memstream sweep")
-    sw.add_argument("src", help="the sweep's folder")
-    output_flag(sw, required=True, help="the plot file, .png or .svg")
-    rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json FILE output")
-    rec.add_argument("eval_json")
-    output_flag(rec, required=True, help="the plot file, .png or .svg")
-    des = plots.add_parser("designs", help="a measure against context tokens per design, with the Pareto front, "
-                           "per question type, from memstream eval --design --json FILE output")
-    des.add_argument("eval_json")
-    des.add_argument("--measure", choices=["evidence_verbatim", "evidence_reachable", "judge_accuracy", "f1"],
-                     default="evidence_verbatim")
-    output_flag(des, required=True, help="the plot file, .png or .svg")
-
-    sc = plots.add_parser("scenarios", help="facts matched turn by turn per design, a panel per scenario, from "
-                          "memstream eval scenarios --json FILE output")
-    sc.add_argument("eval_json")
-    output_flag(sc, required=True, help="the plot file, .png or .svg")
-
+    """Add this module's commands to ``sub``; return their handlers by name."""
     p = sub.add_parser("eval", help="measure retrieval on LoCoMo or LongMemEval, every retriever; run scenario "
                        "evals (memstream eval scenarios [FILES] --design ...); or a memory's defences against an "
                        "attack set (eval attacks --design D --gate G)")
@@ -116,69 +64,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     gate_flag(d, default="off", what="every design's writes")
     d.add_argument("--state", metavar="DIR", help="keep each design's state per conversation here, and read it back "
                    "instead of writing the conversation again")
-
-    return {"plot": cmd_plot, "eval": cmd_eval}
-
-
-def cmd_plot(args: argparse.Namespace) -> int:
-    from memstream import plots
-    from memstream.sim import RunFiles
-    from memstream.stream import MemoryStream
-
-    from_json = args.plot in ("recall", "designs", "scenarios")
-    out = check_image_output(args.output, "-o", [args.eval_json] if from_json else [args.src])
-    if args.plot == "sweep":
-        cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
-        if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
-            raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
-        print(f"wrote {plots.save(plots.sweep(cells), out)}")
-        return 0
-    if args.plot == "scenarios":
-        path = Path(args.eval_json)
-        rows = read_json(path, "eval scenarios --json output")
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "per_turn" in r for r in rows):
-            raise MemstreamError(f"{path} is not memstream eval scenarios --json output")
-        print(f"wrote {plots.save(plots.scenarios(rows), out)}")
-        return 0
-    if args.plot == "designs":
-        path = Path(args.eval_json)
-        rows = read_json(path, "eval --design --json output")
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "design" in r for r in rows):
-            raise MemstreamError(f"{path} is not memstream eval --design --json output")
-        print(f"wrote {plots.save(plots.designs(rows, measure=args.measure), out)}")
-        return 0
-    if args.plot == "recall":
-        path = Path(args.eval_json)
-        results = read_json(path, "eval --json output")
-        if not isinstance(results, list) or not all(isinstance(r, dict) and "retriever" in r for r in results):
-            raise MemstreamError(f"{path} is not memstream eval --json output")
-        print(f"wrote {plots.save(plots.recall(results), out)}")
-        return 0
-    src = Path(args.src)
-    path = RunFiles(src).stream if src.is_dir() else src
-    with MemoryStream(path, create=False, readonly=True) as stream:
-        agent = getattr(args, "agent", None)
-        if agent and not stream.has(agent):
-            raise MemstreamError(f"unknown agent {agent!r} in {path} (it has no memories)")
-        at = parse_time_arg(getattr(args, "at", None), "--at")
-        if args.plot == "components":
-            fig = plots.components(stream, agent, args.query, k=args.k, at=at, weights=parse_weights(args))
-        elif args.plot == "decay":
-            try:
-                decays = tuple(float(d) for d in args.decays.split(","))
-            except ValueError:
-                raise MemstreamError(f"--decays {args.decays!r} must be numbers like 0.99,0.995") from None
-            fig = plots.decay(stream, agent, decays=decays, at=at)
-        elif args.plot == "importance":
-            fig = plots.importance(stream, agent)
-        elif args.plot == "timeline":
-            fig = plots.timeline(stream, agent)
-        elif args.plot == "reflections":
-            fig = plots.reflections(stream, agent, memory=args.memory)
-        else:
-            fig = plots.weights(stream, agent, args.query, k=args.k, at=at)
-    print(f"wrote {plots.save(fig, out)}")
-    return 0
+    return {"eval": cmd_eval}
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -216,11 +102,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if json_out != STDOUT:
         print(table(results, ks))
     write_json(json_out, results)
-    if args.plot:
+    if plot:
         said = f"wrote {save(recall(list(results)), plot)}"
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
-
 
 
 def _budgets(text: str) -> list[int]:
@@ -306,8 +191,8 @@ def _design_settings(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
             "tiered": {**tiered, "weights": Weights(**w, decay=args.decay)}}
 
 
-def _eval_models(args: argparse.Namespace, model: Callable[[str | None], Any], *,
-                 cache_vectors: bool = True) -> Any:  # eval Models
+def _eval_models(args: argparse.Namespace, model: Callable[[str | None], ChatModel], *,
+                 cache_vectors: bool = True) -> Models:
     """Who writes (--llm), answers (--answer) and judges (--judge), each made by ``model``; one embedder
     (with one cache of vectors for every design, unless the caller gives each its own)."""
     from memstream.eval import Models
@@ -319,13 +204,13 @@ def _eval_models(args: argparse.Namespace, model: Callable[[str | None], Any], *
     return Models(model(args.llm), model(args.answer or "offline"), model(args.judge), embedder)
 
 
-def _model_factory(args: argparse.Namespace) -> Callable[[str | None], Any]:
+def _model_factory(args: argparse.Namespace) -> Callable[[str | None], ChatModel]:
     """A chat model by spec with the command's endpoint settings, cached in --cache unless offline."""
     from memstream.models import CachedChatModel, make_chat_model
 
     cache = Path(args.cache) if args.cache else Path.home() / ".cache" / "memstream" / "calls.db"
 
-    def model(spec: str | None):  # a ChatModel
+    def model(spec: str | None) -> ChatModel:
         chat = make_chat_model(spec, timeout=args.timeout, concurrency=args.concurrency)
         if chat.name.startswith("offline"):
             return chat
@@ -367,3 +252,4 @@ def cmd_eval_attacks(args: argparse.Namespace) -> int:
         print(attacks_table(results))
     write_json(json_out, results)
     return 0
+

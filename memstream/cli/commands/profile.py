@@ -13,7 +13,10 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
-from memstream.cli.common import Parser, agent_flag, check_json_output, json_flag, positive_int, short, write_json
+from memstream.cli.flags import agent_flag, json_flag, positive_int
+from memstream.cli.outputs import check_json_output, write_json
+from memstream.cli.parser import Parser
+from memstream.cli.text import short
 from memstream.designs import ProfileStore, blame
 from memstream.errors import MemstreamError
 from memstream.stream import normalise_owner
@@ -22,7 +25,7 @@ DEFAULT_SCOPE = "default"
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
-    """Add this group's subcommands to ``sub``; return their handlers by name."""
+    """Add this module's commands to ``sub``; return their handlers by name."""
     p = sub.add_parser("profile", help="read a profile design's file: show, log, diff, blame (every version is kept)")
     kinds = p.add_subparsers(dest="profile", required=True, parser_class=Parser)
 

@@ -12,6 +12,11 @@ from memstream.errors import MemstreamError
 
 M = TypeVar("M", bound=BaseModel)
 
+#: A JSON object as read or written, before validation or after dumping: a request or response body sent over
+#: HTTP, a JSON schema, free-form metadata a user attaches. Only for data memstream does not give a shape of its own;
+#: anything memstream builds and reads back has a typed model instead.
+JsonObject = dict[str, Any]
+
 
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path``; :class:`MemstreamError` naming the problem if there is none."""

@@ -8,9 +8,10 @@ display needed), so the CLI runs headless, a notebook shows it, and a test can r
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import matplotlib
 import numpy as np
@@ -18,7 +19,15 @@ from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
 from memstream.errors import MemstreamError
+from memstream.files import JsonObject
 from memstream.stream import REFLECTION, MemoryStream, Weights
+
+if TYPE_CHECKING:
+    from memstream.eval import DesignRow, ScenarioRow
+    from memstream.sweep import Cell
+
+#: What :func:`designs` can plot against context tokens: one of a design row's scores.
+DesignMeasure = Literal["judge_accuracy", "f1", "exact_match", "evidence_verbatim", "evidence_reachable"]
 
 matplotlib.rcParams["svg.fonttype"] = "none"  # keep text as text in SVG files
 COLOURS = {"recency": "#4C72B0", "importance": "#DD8452", "relevance": "#55A868", "time": "#8172B3"}
@@ -225,7 +234,7 @@ def weights(stream: MemoryStream, agent: str, query: str, *, k: int = 5, at: dat
     return fig
 
 
-def recall(results: list[dict[str, Any]]) -> Figure:
+def recall(results: Sequence[JsonObject]) -> Figure:
     """recall_any@k against k per retriever, from ``memstream eval --json`` output."""
     if not results or "recall_any_curve" not in results[0]:
         raise MemstreamError("not memstream eval output (a list of results with recall_any_curve)")
@@ -254,7 +263,7 @@ def pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return front
 
 
-def designs(rows: list[dict[str, Any]], *, measure: str = "evidence_verbatim") -> Figure:
+def designs(rows: Sequence[DesignRow], *, measure: DesignMeasure = "evidence_verbatim") -> Figure:
     """``measure`` against mean context tokens, one line per design through its budgets, the Pareto front
     dashed; one panel for all questions and one per question type (``memstream eval --design --json``)."""
     types = sorted({c for r in rows for c in r.get("per_category", {})})
@@ -289,7 +298,7 @@ def designs(rows: list[dict[str, Any]], *, measure: str = "evidence_verbatim") -
     return fig
 
 
-def scenarios(rows: list[dict[str, Any]]) -> Figure:
+def scenarios(rows: Sequence[ScenarioRow]) -> Figure:
     """Facts matched turn by turn, one line per design, one panel per scenario; dotted lines where a
     session opens (``memstream eval scenarios --json`` output)."""
     names = list(dict.fromkeys(r["scenario"] for r in rows))
@@ -398,7 +407,7 @@ def interview_scores(answers: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-def sweep(cells: list[dict[str, Any]]) -> Figure:
+def sweep(cells: Sequence[Cell]) -> Figure:
     """Each measure of a sweep per grid cell: the mean over its replicates with a 95% interval."""
     keys = list(dict.fromkeys((name, key) for c in cells for name, ks in c["measures"].items() for key in ks))
     if not keys:

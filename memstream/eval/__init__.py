@@ -10,11 +10,13 @@ from memstream.eval.datasets import Dataset, load_locomo, load_longmemeval, slic
 from memstream.eval.harness import RETRIEVERS, evaluate
 from memstream.eval.poisoning import attacks_table, evaluate_attacks
 from memstream.eval.report import designs_table, scenarios_table, table
+from memstream.eval.rows import AttackResults, DesignRow, ScenarioRow
 from memstream.eval.scenario import Scenario, bundled_scenarios, load_scenario
 from memstream.eval.scenarios import DEFAULT_BUDGET, evaluate_scenarios
 
 __all__ = [
-    "BUNDLED_ATTACKS", "DEFAULT_BUDGET", "FAMILIES", "RETRIEVERS", "Dataset", "Models", "Scenario", "attacks_table",
-    "bundled_scenarios", "designs_table", "evaluate", "evaluate_attacks", "evaluate_designs", "evaluate_scenarios",
-    "load_attacks", "load_locomo", "load_longmemeval", "load_scenario", "scenarios_table", "sliced", "table",
+    "BUNDLED_ATTACKS", "DEFAULT_BUDGET", "FAMILIES", "RETRIEVERS", "AttackResults", "Dataset", "DesignRow", "Models",
+    "Scenario", "ScenarioRow", "attacks_table", "bundled_scenarios", "designs_table", "evaluate", "evaluate_attacks",
+    "evaluate_designs", "evaluate_scenarios", "load_attacks", "load_locomo", "load_longmemeval", "load_scenario",
+    "scenarios_table", "sliced", "table",
 ]

@@ -32,6 +32,7 @@ from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.eval import prompts
 from memstream.eval.conversation import sessions
 from memstream.eval.datasets import Dataset, Haystack, Question
+from memstream.eval.rows import DesignRow, Scores
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
 from memstream.models import (
     ChatModel,
@@ -102,7 +103,7 @@ class Results:
 def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence[int], models: Models, *,
                      window: int = DEFAULT_WINDOW, settings: Mapping[str, Mapping[str, object]] | None = None,
                      state_dir: Path | None = None, progress: bool = True,
-                     gate: Callable[[], Checker] = Checker.off) -> list[dict[str, Any]]:
+                     gate: Callable[[], Checker] = Checker.off) -> list[DesignRow]:
     """One result row per design and budget (``full`` included, and at the whole window).
 
     ``gate`` makes the write gate and critic put in front of each design (``memstream.trust``; off
@@ -130,11 +131,8 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
                 results.asked[(name, b)].extend(asked)
             bar.update()
     bar.close()
-    rows = [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models) for name, b in plan]
-    for row in rows:
-        row["gate"] = gate().name
-        row["gate_counts"] = dict(results.kept_out[row["design"]])
-    return rows
+    return [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models, gate().name,
+                 dict(results.kept_out[name])) for name, b in plan]
 
 
 def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None,
@@ -240,10 +238,13 @@ def _refuse_lost(problems: list[str], role: str, chat: ChatModel) -> None:
 
 
 def _row(dataset: Dataset, name: str, budget: int | str, asked: list[Asked], write: Cost,
-         models: Models) -> dict[str, Any]:
+         models: Models, gate: str, gate_counts: dict[str, int]) -> DesignRow:
     n = len(asked)
     per_question = max(write.questions, 1)
-    row: dict[str, Any] = {
+    by_type: dict[str, list[Asked]] = defaultdict(list)
+    for a in asked:
+        by_type[a.question.category].append(a)
+    return {
         "dataset": dataset.name, "design": name, "budget": budget, "n": n,
         "answer_model": models.answer.name, "judge": models.judge.name, "embedder": models.embedder.name,
         **_scores(asked),
@@ -259,16 +260,13 @@ def _row(dataset: Dataset, name: str, budget: int | str, asked: list[Asked], wri
         "write_tokens_per_turn": round(write.tokens / max(write.turns, 1), 1),
         "write_seconds": round(write.seconds, 2),
         "answer_latency_s": _mean(a.answer_s for a in asked),
+        "per_category": {c: {"n": len(xs), **_scores(xs)} for c, xs in sorted(by_type.items())},
+        "skipped": dict(dataset.skipped),
+        "gate": gate, "gate_counts": gate_counts,
     }
-    by_type: dict[str, list[Asked]] = defaultdict(list)
-    for a in asked:
-        by_type[a.question.category].append(a)
-    row["per_category"] = {c: {"n": len(xs), **_scores(xs)} for c, xs in sorted(by_type.items())}
-    row["skipped"] = dict(dataset.skipped)
-    return row
 
 
-def _scores(asked: list[Asked]) -> dict[str, float]:
+def _scores(asked: list[Asked]) -> Scores:
     with_evidence = [a for a in asked if a.evidence_ids]
     return {
         "judge_accuracy": _mean(float(a.correct) for a in asked),

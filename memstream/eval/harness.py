@@ -13,7 +13,6 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from tqdm import tqdm
@@ -31,6 +30,7 @@ from memstream.designs import (
 from memstream.errors import MemstreamError
 from memstream.eval.datasets import Dataset, Haystack
 from memstream.eval.metrics import ndcg, recall_all, recall_any
+from memstream.files import JsonObject
 from memstream.models import ChatModel, Embedder, count_tokens
 from memstream.stream import Weights, rate_importance, time_scope, top_k
 from memstream.timeutil import to_epoch
@@ -109,7 +109,7 @@ def scores_for(name: str, p: _Prepared, i: int, w: Weights) -> np.ndarray:
 
 def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
              retrievers: Sequence[str] = RETRIEVERS, ks: Sequence[int] = (5, 10),
-             weights: Weights | None = None, progress: bool = True) -> list[dict[str, Any]]:
+             weights: Weights | None = None, progress: bool = True) -> list[JsonObject]:
     """Run every retriever on every question; one result object per retriever."""
     for name in retrievers:
         if name not in RETRIEVERS:
@@ -138,8 +138,9 @@ def evaluate(dataset: Dataset, embedder: Embedder, chat: ChatModel | None, *,
 
 
 def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[_Scored],
-             ks: Sequence[int]) -> dict[str, Any]:
-    """One retriever's result, as ``memstream eval --json`` writes it."""
+             ks: Sequence[int]) -> JsonObject:
+    """One retriever's result, as ``memstream eval --json`` writes it: a JSON object, not a typed row, because
+    its metric keys are named after the ``ks`` asked for (``recall_any@5``, ``context_share_median@10``)."""
     metrics = [f"{m}@{k}" for k in ks for m in ("recall_any", "recall_all", "ndcg")]
 
     def mean(rs: list[_Scored]) -> dict[str, float]:
@@ -148,7 +149,7 @@ def _summary(dataset: Dataset, embedder: Embedder, name: str, rows: list[_Scored
     by_cat: dict[str, list[_Scored]] = defaultdict(list)
     for r in rows:
         by_cat[r.category].append(r)
-    out: dict[str, Any] = {"dataset": dataset.name, "granularity": dataset.granularity, "retriever": name,
+    out: JsonObject = {"dataset": dataset.name, "granularity": dataset.granularity, "retriever": name,
                            "embedder": embedder.name, "n": len(rows), **mean(rows)}
     if rows:
         out["history_tokens_median"] = statistics.median(r.history_tokens for r in rows)

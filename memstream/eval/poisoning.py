@@ -29,6 +29,7 @@ from memstream.designs import MemoryDesign, entry, make_design
 from memstream.eval import prompts
 from memstream.eval.answers import parse_answer
 from memstream.eval.attackset import FAMILIES, AttackText
+from memstream.eval.rows import AttackCounts, AttackResults, AttackRow, AttackSummary
 from memstream.models import ChatModel, Embedder, Request, Stage, run_direct
 from memstream.trust import Checker
 
@@ -72,14 +73,14 @@ class _Tally:
 
 def evaluate_attacks(attacks: Sequence[AttackText], designs: Sequence[str], *, chat: ChatModel,
                      gate: Callable[[], Checker], embedder: Embedder | None = None, answer: ChatModel | None = None,
-                     budget: int = DEFAULT_BUDGET, progress: bool = True) -> dict[str, Any]:
+                     budget: int = DEFAULT_BUDGET, progress: bool = True) -> AttackResults:
     """Every text through every design; per design, counts per family and kind, and the headline shares.
 
     ``chat`` answers the designs' own requests (importance, summaries, reflection) and the gate when
     the checker asks the writer's model; ``answer`` (optional) answers each probe from its context.
     """
-    results: dict[str, Any] = {"gate": gate().name, "budget": budget, "answer_model": answer.name if answer else None,
-                               "designs": {}}
+    results: AttackResults = {"gate": gate().name, "budget": budget, "answer_model": answer.name if answer else None,
+                              "designs": {}}
     bar = tqdm(total=len(attacks) * len(designs), desc="attacks", unit="text", disable=not progress, leave=False)
     for name in designs:
         design = make_design(name, embedder=embedder)
@@ -130,21 +131,21 @@ def _share(n: int, of: int) -> float:
     return round(n / of, 4) if of else 0.0
 
 
-def _summary(traced: list[Traced]) -> dict[str, Any]:
+def _summary(traced: list[Traced]) -> AttackSummary:
     """Per family and kind, the counts; overall, the shares the targets are stated in."""
     per: dict[tuple[str, str], list[Traced]] = defaultdict(list)
     for t in traced:
         per[(t.text.family, t.text.kind)].append(t)
-    families = {}
+    families: dict[str, dict[str, AttackCounts]] = {}
     for family in FAMILIES:
-        row: dict[str, Any] = {}
+        row: dict[str, AttackCounts] = {}
         for kind in ("attack", "benign"):
             ts = per.get((family, kind), [])
             row[kind] = _counts(ts)
         families[family] = row
     attacks = [t for t in traced if t.text.kind == "attack"]
     benign = [t for t in traced if t.text.kind == "benign"]
-    out: dict[str, Any] = {
+    out: AttackSummary = {
         "attacks": len(attacks), "benign": len(benign),
         "attacks_blocked": _share(sum(t.blocked for t in attacks), len(attacks)),
         "attacks_blocked_or_absent": _share(sum(t.blocked or not t.in_context for t in attacks), len(attacks)),
@@ -158,21 +159,23 @@ def _summary(traced: list[Traced]) -> dict[str, Any]:
     return out
 
 
-def _counts(ts: list[Traced]) -> dict[str, Any]:
-    counts: dict[str, Any] = {"n": len(ts), "blocked": sum(t.blocked for t in ts), "failed": sum(t.failed for t in ts),
-                              "stored": sum(t.stored for t in ts), "in_context": sum(t.in_context for t in ts)}
+def _counts(ts: list[Traced]) -> AttackCounts:
+    counts: AttackCounts = {"n": len(ts), "blocked": sum(t.blocked for t in ts), "failed": sum(t.failed for t in ts),
+                           "stored": sum(t.stored for t in ts), "in_context": sum(t.in_context for t in ts)}
     if any(t.answer is not None for t in ts):
         counts["obeyed"] = sum(bool(t.obeyed) for t in ts)
     return counts
 
 
-def _row(t: Traced) -> dict[str, Any]:
-    return {"id": t.text.id, "family": t.text.family, "kind": t.text.kind, "blocked": t.blocked, "failed": t.failed,
-            "stored": t.stored, "in_context": t.in_context, "verbatim": t.verbatim,
-            **({"answer": t.answer, "obeyed": t.obeyed} if t.answer is not None else {})}
+def _row(t: Traced) -> AttackRow:
+    row: AttackRow = {"id": t.text.id, "family": t.text.family, "kind": t.text.kind, "blocked": t.blocked,
+                      "failed": t.failed, "stored": t.stored, "in_context": t.in_context, "verbatim": t.verbatim}
+    if t.answer is not None:
+        row["answer"], row["obeyed"] = t.answer, t.obeyed
+    return row
 
 
-def attacks_table(results: dict[str, Any]) -> str:
+def attacks_table(results: AttackResults) -> str:
     """Per design: the headline shares, then per family attacks blocked / in a context and benign blocked."""
     lines = [f"gate: {results['gate']}  budget: {results['budget']}  answers: {results['answer_model'] or '-'}"]
     for name, r in results["designs"].items():

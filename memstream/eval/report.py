@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+from memstream.eval.rows import DesignRow, Passed, ScenarioRow
+from memstream.files import JsonObject
 
 
-def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
+def table(results: Sequence[JsonObject], ks: Sequence[int]) -> str:
     """Retrievers as rows; recall_any, recall_all and NDCG at each k; context share at the largest k."""
     if not results:
         return "(no results)"
@@ -26,7 +28,7 @@ def table(results: Sequence[dict[str, Any]], ks: Sequence[int]) -> str:
     return "\n".join(lines)
 
 
-def designs_table(rows: Sequence[dict[str, Any]]) -> str:
+def designs_table(rows: Sequence[DesignRow]) -> str:
     """Designs and budgets as rows: judged accuracy, F1, evidence in context (verbatim, by provenance),
     context tokens, cost of writing per question, and context assembly time."""
     if not rows:
@@ -69,7 +71,7 @@ def designs_table(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def scenarios_table(rows: Sequence[dict[str, Any]]) -> str:
+def scenarios_table(rows: Sequence[ScenarioRow]) -> str:
     """Scenarios and designs as rows: facts matched (over every turn, at the end, lost), questions passed by
     kind, the design's cost per turn, what it counts of its upkeep, and the context tokens a question got."""
     if not rows:
@@ -80,7 +82,7 @@ def scenarios_table(rows: Sequence[dict[str, Any]]) -> str:
              f"{'scenario':<19}{'design':<15}{'turns':>6}{'matched':>8}{'at end':>7}{'lost':>5}{'depend.':>9}"
              f"{'corrupt.':>9}{'calls/t':>8}{'tok/t':>7}{'ms/t':>7}{'compact':>8}{'dropped':>8}{'ctx tok':>8}"]
 
-    def passed(x: dict[str, Any]) -> str:
+    def passed(x: Passed) -> str:
         return f"{x['passed']}/{x['n']}"
 
     def count(x: int | None) -> str:

@@ -21,13 +21,14 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any
 
 from tqdm import tqdm
 
 from memstream.designs import COMPACTIONS, DROPPED_EDITS, Entry, MemoryDesign, entry, make_design
 from memstream.eval import criteria, prompts
 from memstream.eval.answers import Models, _ask, _refuse_lost, _spent, parse_answer
+from memstream.eval.rows import Passed, ScenarioRow, TurnCheck
 from memstream.eval.scenario import CORRUPTIBLE, DEPENDENT, Fact, Question, Scenario, Turn
 from memstream.models import CachedEmbedder, ChatModel, Request, parse_yes_no, run_direct
 
@@ -65,17 +66,6 @@ class Posed:
     passed: bool = False
 
 
-class TurnCheck(TypedDict):
-    """One turn's line of the matched table: the live facts, how many its contexts held, which were lost."""
-
-    turn: str
-    session: str
-    live: int
-    matched: int
-    lost: list[str]
-    missing: list[str]
-
-
 @dataclass
 class Run:
     facts: dict[str, Tracked] = field(default_factory=dict)
@@ -88,7 +78,7 @@ class Run:
 
 def evaluate_scenarios(scenarios: Sequence[Scenario], designs: Sequence[str], budget: int, models: Models, *,
                        settings: Mapping[str, Mapping[str, object]] | None = None,
-                       progress: bool = True) -> list[dict[str, Any]]:
+                       progress: bool = True) -> list[ScenarioRow]:
     """One result row per scenario and design, in that order (``models.embedder`` uncached: each design
     is given its own cache)."""
     rows = []
@@ -208,7 +198,7 @@ def _batched(requests: list[Request], chat: ChatModel, role: str, progress: bool
     return out
 
 
-def _row(scenario: Scenario, design: MemoryDesign, budget: int, run: Run, models: Models) -> dict[str, Any]:
+def _row(scenario: Scenario, design: MemoryDesign, budget: int, run: Run, models: Models) -> ScenarioRow:
     turns = max(len(run.turns), 1)
     checks = sum(t["live"] for t in run.turns)
     end = [t for t in run.facts.values() if t.expired is None]
@@ -235,7 +225,7 @@ def _row(scenario: Scenario, design: MemoryDesign, budget: int, run: Run, models
     }
 
 
-def _passed(posed: list[Posed], kind: str) -> dict[str, float]:
+def _passed(posed: list[Posed], kind: str) -> Passed:
     mine = [p for p in posed if p.question.kind == kind]
     passed = sum(p.passed for p in mine)
     return {"n": len(mine), "passed": passed, "share": round(passed / len(mine), 4) if mine else 0.0}

@@ -13,7 +13,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TypedDict, Unpack
 
 import numpy as np
 
@@ -30,6 +30,19 @@ def one_line(text: str) -> str:
 
 Call = tuple[str, list[Message]]
 """One question for a model: ``(purpose, messages)``."""
+
+
+class SamplingParams(TypedDict, total=False):
+    """How a call is sampled, sent as is in an endpoint's request body (and part of a cached call's key)."""
+
+    temperature: float
+
+
+class PrefixCacheShare(TypedDict):
+    """What ``metrics.json`` reports of the server's prefix cache (a dict: it is dumped as is)."""
+
+    all: float | None
+    by_purpose: dict[str, float]
 
 @dataclass
 class Completion:
@@ -179,7 +192,7 @@ class Usage:
     def calls(self) -> int:
         return sum(u.calls for u in self.by_purpose.values())
 
-    def prefix_cache_share(self) -> dict[str, Any]:
+    def prefix_cache_share(self) -> PrefixCacheShare:
         """The share of prompt tokens the server served from its prefix cache: over all answers and per
         purpose, counting only answers whose server reported it (None where none did)."""
         cached = sum(u.prefix_cached_tokens for u in self.by_purpose.values())
@@ -188,7 +201,7 @@ class Usage:
                 "by_purpose": {p: u.prefix_cache_share for p, u in sorted(self.by_purpose.items())
                                if u.prefix_cache_share is not None}}
 
-    def as_dict(self) -> dict[str, dict[str, Any]]:
+    def as_dict(self) -> dict[str, dict[str, int | float]]:
         return {p: asdict(u) for p, u in sorted(self.by_purpose.items())}
 
     def by_stage(self) -> dict[str, PurposeUsage]:
@@ -232,17 +245,17 @@ class ChatModel(ABC):
         return None
 
     @abstractmethod
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         """Answer one conversation."""
 
-    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+    def _generate_many(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         """Answer many conversations, of any purposes; back-ends that can run them concurrently override this."""
         return [self._generate(messages, purpose, params) for purpose, messages in calls]
 
-    def complete(self, messages: list[Message], *, purpose: str = "other", **params: Any) -> str:
+    def complete(self, messages: list[Message], *, purpose: str = "other", **params: Unpack[SamplingParams]) -> str:
         return self.complete_many([(purpose, messages)], **params)[0]
 
-    def complete_many(self, calls: Sequence[Call], **params: Any) -> list[str]:
+    def complete_many(self, calls: Sequence[Call], **params: Unpack[SamplingParams]) -> list[str]:
         """Answer ``(purpose, messages)`` calls as one batch: one wait on the model, however many purposes."""
         if not calls:
             return []

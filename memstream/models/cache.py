@@ -10,15 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
 import memstream.sqlite as sqlite
 from memstream.errors import CallsFailedError, EndpointFailingError, ReplayMissError
-from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.base import Call, ChatModel, Completion, Embedder, Failure, Message, Outcome, SamplingParams
 
 #: A call cache records no marker (it never did): a file whose tables include ``calls`` and that says it
 #: is no other store is one.
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS calls(
 """
 
 
-def call_key(model: str, messages: list[Message], params: dict[str, Any]) -> str:
+def call_key(model: str, messages: list[Message], params: Mapping[str, object]) -> str:
     blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -77,10 +77,10 @@ class CachedChatModel(ChatModel):
         with self._lock, sqlite.transaction(self._db):
             self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?)", rows)
 
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
-    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+    def _generate_many(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         keyed = {**params, "seed": self.seed} if self.seed else params  # seed 0 (the default) keys as none
         keys = [call_key(self.name, messages, keyed) for _, messages in calls]
         results: list[Outcome | None] = [self._lookup(k) for k in keys]

@@ -14,9 +14,8 @@ import random
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
 
-from memstream.models.base import ChatModel, Completion, Message, count_tokens
+from memstream.models.base import ChatModel, Completion, Message, SamplingParams, count_tokens
 
 Handler = Callable[[list[Message]], str]
 
@@ -76,7 +75,7 @@ class OfflineChatModel(ChatModel):
         """Teach this stand-in (only) how to answer a prompt."""
         self.handlers[purpose] = handler
 
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         rule = self.handlers.get(purpose) or RULES.get(purpose, _echo)
         token = _SEED.set(self.seed or 0)
         try:

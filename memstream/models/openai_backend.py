@@ -24,8 +24,19 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 import numpy as np
 
 from memstream.errors import CallsFailedError, EndpointFailingError, MemstreamError
+from memstream.files import JsonObject
 from memstream.models import endpoint
-from memstream.models.base import REQUESTS_IN_FLIGHT, Call, ChatModel, Completion, Embedder, Failure, Message, Outcome
+from memstream.models.base import (
+    REQUESTS_IN_FLIGHT,
+    Call,
+    ChatModel,
+    Completion,
+    Embedder,
+    Failure,
+    Message,
+    Outcome,
+    SamplingParams,
+)
 from memstream.models.bounds import answer_tokens, bounded_schema
 from memstream.models.layout import issue_order
 from memstream.models.parsing import ANSWER_SCHEMAS, ANSWER_TOOLS, tool_call_text
@@ -242,7 +253,7 @@ def prefix_cached(response: Any) -> int | None:
     return None
 
 
-def response_format(mode: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+def response_format(mode: str, name: str, schema: JsonObject) -> JsonObject | None:
     """How an answer's JSON schema is sent in ``mode``: OpenAI and vLLM take ``json_schema``; llama.cpp's
     servers refuse it and take a schema inside ``json_object``; ``plain`` sends none."""
     if mode == "json_schema":
@@ -314,9 +325,10 @@ class OpenAIChat(ChatModel):
     def failing(self) -> str | None:
         return self.breaker.reason
 
-    def _request(self, purpose: str, messages: list[Message], params: dict[str, Any]) -> dict[str, Any]:
-        request = {"model": self.model, "messages": messages, "extra_headers": {"X-Memstream-Purpose": purpose},
-                   "max_tokens": answer_tokens(purpose), **params}
+    def _request(self, purpose: str, messages: list[Message], params: SamplingParams) -> JsonObject:
+        request: JsonObject = {"model": self.model, "messages": messages,
+                               "extra_headers": {"X-Memstream-Purpose": purpose},
+                               "max_tokens": answer_tokens(purpose), **params}
         if self.seed is not None:  # OpenAI, vLLM and llama.cpp's server take a sampling seed
             request["seed"] = self.seed
         tools = ANSWER_TOOLS.get(purpose)
@@ -337,9 +349,9 @@ class OpenAIChat(ChatModel):
         client = _client(*self._settings)
 
         def ask(mode: str) -> tuple[str, float]:
-            request: dict[str, Any] = {"model": self.model, "messages": PROBE_MESSAGES, "temperature": 0,
-                                       "max_tokens": PROBE_MAX_TOKENS,
-                                       "extra_headers": {"X-Memstream-Purpose": PROBE_PURPOSE}}
+            request: JsonObject = {"model": self.model, "messages": PROBE_MESSAGES, "temperature": 0,
+                                   "max_tokens": PROBE_MAX_TOKENS,
+                                   "extra_headers": {"X-Memstream-Purpose": PROBE_PURPOSE}}
             form = response_format(mode, PROBE_PURPOSE, PROBE_SCHEMA)
             if form is not None:
                 request["response_format"] = form
@@ -376,10 +388,10 @@ class OpenAIChat(ChatModel):
                         "now waits that long first (a slow server wants a longer --timeout)", self.name, self.timeout)
         return None if delay is None else max(delay, self.timeout)
 
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
-    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+    def _generate_many(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         """A batch is issued concurrently (asyncio, at most ``concurrency`` requests in flight), so a
         serving engine such as vLLM can batch it; answers come back in order.
 
@@ -399,7 +411,7 @@ class OpenAIChat(ChatModel):
                                    f"({failures[0].error})", partial=outcomes)
         return [o for o in outcomes if isinstance(o, Completion)]
 
-    async def _abatch(self, calls: list[Call], params: dict[str, Any]) -> list[Outcome]:
+    async def _abatch(self, calls: list[Call], params: SamplingParams) -> list[Outcome]:
         client = _client(*self._settings, asynchronous=True)
         limit = asyncio.Semaphore(self.concurrency)
 

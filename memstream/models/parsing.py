@@ -15,10 +15,11 @@ from typing import Annotated, Any, TypeVar
 from pydantic import BaseModel, BeforeValidator, ValidationError
 
 from memstream.errors import StructuredOutputError
+from memstream.files import JsonObject
 
 Schema = TypeVar("Schema", bound=BaseModel)
 
-ANSWER_SCHEMAS: dict[str, dict[str, Any]] = {}
+ANSWER_SCHEMAS: dict[str, JsonObject] = {}
 """Purpose -> the JSON schema of its answer, registered by the package that owns the prompt. A back-end
 that can constrain its output (OpenAI, vLLM, llama.cpp's server) is sent it; the parsers never rely on it."""
 
@@ -27,13 +28,13 @@ def register_answer_schema(purpose: str, model: type[BaseModel]) -> None:
     ANSWER_SCHEMAS[purpose] = model.model_json_schema()
 
 
-ANSWER_TOOLS: dict[str, list[dict[str, Any]]] = {}
+ANSWER_TOOLS: dict[str, list[JsonObject]] = {}
 """Purpose -> the tools its answer calls (OpenAI function specs), registered by the package that owns the
 prompt. A back-end with a tools API is sent them, and the tool call it returns becomes the answer's text
 (:func:`tool_call_text`), so the purpose's parser reads a called tool and a written one alike."""
 
 
-def register_answer_tools(purpose: str, tools: list[dict[str, Any]]) -> None:
+def register_answer_tools(purpose: str, tools: list[JsonObject]) -> None:
     ANSWER_TOOLS[purpose] = tools
 
 

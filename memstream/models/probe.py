@@ -19,7 +19,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TypedDict
+
+from memstream.files import JsonObject
 
 #: The forms, most constraining first (``plain`` sends no schema).
 STRUCTURED_MODES = ("json_schema", "json_object", "plain")
@@ -31,7 +33,7 @@ SLOWDOWN_LIMIT = 1.5
 NOISE_S = 0.25
 
 PROBE_PURPOSE = "probe.structured"
-PROBE_SCHEMA: dict[str, Any] = {
+PROBE_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {"colours": {"type": "array", "items": {"type": "string", "maxLength": 16}, "maxItems": 3}},
     "required": ["colours"],
@@ -56,6 +58,15 @@ class FormTrial:
     error: str = ""
 
 
+class ProbeReport(TypedDict):
+    """A probe as ``metrics.json`` reports it (a dict: it is dumped as is)."""
+
+    chosen: str
+    forced: bool
+    why: str
+    trials: dict[str, dict[str, object]]
+
+
 @dataclass
 class ProbeResult:
     chosen: str
@@ -63,7 +74,7 @@ class ProbeResult:
     trials: dict[str, FormTrial] = field(default_factory=dict)
     why: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> ProbeReport:
         return {"chosen": self.chosen, "forced": self.forced, "why": self.why,
                 "trials": {mode: asdict(t) for mode, t in self.trials.items()}}
 

@@ -6,9 +6,9 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from memstream.errors import MemstreamError, StructuredOutputError
+from memstream.files import JsonObject
 from memstream.models import ChatModel, Request, Stage, json_values, run_direct
 from memstream.stream.memory import MAX_IMPORTANCE, MIN_IMPORTANCE, OBSERVATION, Memory
 from memstream.stream.prompts import IMPORTANCE_PURPOSE, ROUND_PURPOSE, ROUND_SIZE, importance_messages, round_messages
@@ -99,7 +99,7 @@ def rated(model: ChatModel | None, items: Sequence[NewMemory]) -> list[NewMemory
 
 
 def add_rated(stream: MemoryStream, model: ChatModel, owner: str, text: str, *, at: datetime,
-              kind: str = OBSERVATION, cites: Sequence[int] = (), metadata: dict[str, Any] | None = None) -> Memory:
+              kind: str = OBSERVATION, cites: Sequence[int] = (), metadata: JsonObject | None = None) -> Memory:
     """Add one memory to ``stream`` at once, its importance rated by ``model`` (a notebook's one-liner)."""
     item = new_memory(owner=owner, text=text, kind=kind, created_at=at, cites=tuple(cites), metadata=metadata or {})
     return stream.extend(rated(model, [item]))[0]

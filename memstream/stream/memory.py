@@ -16,6 +16,8 @@ from typing import Annotated, Any, NamedTuple
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from memstream.files import JsonObject
+
 OBSERVATION = "observation"
 REFLECTION = "reflection"
 PLAN = "plan"
@@ -85,7 +87,7 @@ class ReadOnlyDict(dict):
 
     __setitem__ = __delitem__ = __ior__ = clear = pop = popitem = setdefault = update = _refuse  # type: ignore[assignment]
 
-    def __reduce__(self) -> tuple[type, tuple[dict[str, Any]]]:
+    def __reduce__(self) -> tuple[type, tuple[JsonObject]]:
         return (ReadOnlyDict, (dict(self),))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import problem
+from memstream.files import JsonObject, problem
 from memstream.models import Embedder, make_embedder, windows
 from memstream.stream.index import IndexKind, OwnerIndex
 from memstream.stream.memory import (
@@ -57,7 +57,7 @@ class NewMemory(BaseModel):
     created_at: datetime
     importance: int | None = Field(default=None, ge=MIN_IMPORTANCE, le=MAX_IMPORTANCE)
     cites: tuple[Annotated[int, Field(ge=1, le=MAX_ID)], ...] = ()
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
     @field_validator("owner")
     @classmethod
@@ -66,7 +66,7 @@ class NewMemory(BaseModel):
 
     @field_validator("metadata")
     @classmethod
-    def _metadata(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _metadata(cls, value: JsonObject) -> JsonObject:
         try:
             encode_json(value)
         except (TypeError, ValueError):
@@ -289,7 +289,7 @@ class MemoryStream:
         self._buffer, self._buffered_at, self._buffered_meta = [], {}, {}
 
     def add(self, owner: str, text: str, *, at: datetime, importance: int, kind: str = OBSERVATION,
-            cites: Sequence[int] = (), metadata: dict[str, Any] | None = None) -> Memory:
+            cites: Sequence[int] = (), metadata: JsonObject | None = None) -> Memory:
         """Append one memory at once (rate its importance first: :func:`~memstream.stream.rate_importance`)."""
         item = new_memory(owner=owner, text=text, kind=kind, created_at=at, importance=importance,
                           cites=tuple(cites), metadata=metadata or {})

@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import problem, read_model
+from memstream.files import JsonObject, problem, read_model
 from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, Whisper, load_scenario
 from memstream.stream import Weights
 
@@ -38,14 +38,14 @@ DEFAULT_MAX_RUNS = 1000
 class SweepSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    base: dict[str, Any] = Field(default_factory=dict)
+    base: JsonObject = Field(default_factory=dict)
     grid: dict[str, list[Any]] = Field(default_factory=dict)
-    measures: list[dict[str, dict[str, Any]]] = Field(default_factory=list)
+    measures: list[dict[str, JsonObject]] = Field(default_factory=list)
     replicate: str = "seed"
 
     @field_validator("base", "grid")
     @classmethod
-    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+    def _options(cls, value: JsonObject) -> JsonObject:
         unknown = sorted(set(value) - set(RUN_OPTIONS))
         if unknown:
             raise ValueError(f"unknown run option {unknown[0]!r}; one of {', '.join(RUN_OPTIONS)}")
@@ -73,7 +73,7 @@ class SweepSpec(BaseModel):
 
     @field_validator("measures")
     @classmethod
-    def _measures(cls, value: list[dict[str, dict[str, Any]]]) -> list[dict[str, dict[str, Any]]]:
+    def _measures(cls, value: list[dict[str, JsonObject]]) -> list[dict[str, JsonObject]]:
         for m in value:
             if len(m) != 1 or next(iter(m)) not in MEASURE_NAMES:
                 raise ValueError(f"a measure is one of {', '.join(MEASURE_NAMES)} with its options, e.g. "
@@ -86,7 +86,7 @@ class SweepSpec(BaseModel):
                                  + (f" ({', '.join(sorted(needed))} required)" if needed else ""))
         return value
 
-    def cells(self) -> list[dict[str, Any]]:
+    def cells(self) -> list[JsonObject]:
         """Every combination of the grid's values (one run each), in the grid's order."""
         keys = list(self.grid)
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*self.grid.values())]
@@ -95,7 +95,7 @@ class SweepSpec(BaseModel):
 def load_spec(path: str | Path, *, max_runs: int = DEFAULT_MAX_RUNS) -> SweepSpec:
     spec = read_model(path, SweepSpec, "sweep spec", "needs base, grid, measures; see memstream sweep --help")
     check_size(spec, max_runs)
-    made: dict[str, dict[str, Any]] = {}
+    made: dict[str, JsonObject] = {}
     for params in spec.cells() or [{}]:
         config, _ = config_of(spec, params)  # every run's settings are checked before anything runs
         same = made.setdefault(config.model_dump_json(), params)
@@ -117,7 +117,7 @@ def check_size(spec: SweepSpec, max_runs: int) -> None:
 NAME_CHARS = 80
 
 
-def run_name(params: dict[str, Any]) -> str:
+def run_name(params: JsonObject) -> str:
     """A run's folder name from its grid values: ``seed=1,ablate=reflection-3f2a9c01d4``, a readable
     part and a short hash of the values, so distinct settings never share a folder (the readable part
     alone could: "a b" and "a_b" read alike) and the same settings always get the same one."""
@@ -143,7 +143,7 @@ def _weights(value: Any) -> Weights:
     return Weights.model_validate(value)
 
 
-def config_of(spec: SweepSpec, params: dict[str, Any]) -> tuple[RunConfig, list[Whisper]]:
+def config_of(spec: SweepSpec, params: JsonObject) -> tuple[RunConfig, list[Whisper]]:
     """The run's settings (base, then the grid's values) and its whispers (from its scenario)."""
     options = {**spec.base, **params}
     try:

@@ -24,7 +24,9 @@ from typing import Any
 from tqdm import tqdm
 
 from memstream.errors import MemstreamError
+from memstream.files import JsonObject
 from memstream.sim import RunDir, RunFiles, measures, resume_run, start_run
+from memstream.sweep.results import Cell, FailedRun, Interval, Measured, RunResult, SweepSummary
 from memstream.sweep.spec import DEFAULT_MAX_RUNS, SweepSpec, check_size, config_of, run_name
 
 #: Each run alone on a core: numerical libraries and the MiniLM embedder on one thread.
@@ -45,7 +47,7 @@ DRIVER_CHECK_S = 1.0
 _WATCHED: set[tuple[str, int]] = set()
 
 
-def run_one(out: str, spec_json: str, params: dict[str, Any], driver: tuple[str, int] | None = None) -> dict[str, Any]:
+def run_one(out: str, spec_json: str, params: JsonObject, driver: tuple[str, int] | None = None) -> RunResult:
     """Make (or finish) one run of the sweep and measure it. Safe to call again: it resumes.
 
     ``driver`` (host, pid): the sweep's driver; a worker on the same host ends itself when it is
@@ -106,9 +108,9 @@ def _finished(folder: Path) -> bool:
         return finished and run.checkpoints.latest() is not None
 
 
-def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:
+def measure(folder: Path, spec: SweepSpec) -> Measured:
     """The spec's measures of one run, as numbers: ``{"diffusion: FACT": {"final_share": ...}, ...}``."""
-    out: dict[str, dict[str, float]] = {}
+    out: Measured = {}
     with RunDir.open(folder) as run:
         for m in spec.measures:
             name, o = next(iter(m.items()))
@@ -130,7 +132,7 @@ def measure(folder: Path, spec: SweepSpec) -> dict[str, dict[str, float]]:
     return out
 
 
-def interval(values: list[float]) -> dict[str, Any]:
+def interval(values: list[float]) -> Interval:
     """Mean, sample standard deviation and a 95% t-interval of the mean (a point with one value)."""
     n = len(values)
     mean = statistics.fmean(values)
@@ -140,19 +142,19 @@ def interval(values: list[float]) -> dict[str, Any]:
             "n": n, "values": values}
 
 
-def aggregate(spec: SweepSpec, runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def aggregate(spec: SweepSpec, runs: list[RunResult]) -> list[Cell]:
     """One object per grid cell (runs that differ only in the replicate option): params, runs, measures."""
-    cells: dict[str, dict[str, Any]] = {}
+    cells: dict[str, tuple[JsonObject, list[str], dict[str, dict[str, list[float]]]]] = {}
     for r in runs:
         params = {k: v for k, v in r["params"].items() if k != spec.replicate}
-        cell = cells.setdefault(json.dumps(params, sort_keys=True), {"params": params, "runs": [], "values": {}})
-        cell["runs"].append(r["run"])
+        _, names, values = cells.setdefault(json.dumps(params, sort_keys=True), (params, [], {}))
+        names.append(r["run"])
         for name, numbers in r["measures"].items():
             for key, value in numbers.items():
-                cell["values"].setdefault(name, {}).setdefault(key, []).append(value)
-    return [{"params": c["params"], "runs": c["runs"],
-             "measures": {name: {k: interval(v) for k, v in keys.items()} for name, keys in c["values"].items()}}
-            for c in cells.values()]
+                values.setdefault(name, {}).setdefault(key, []).append(value)
+    return [{"params": params, "runs": names,
+             "measures": {name: {k: interval(v) for k, v in keys.items()} for name, keys in values.items()}}
+            for params, names, values in cells.values()]
 
 
 def _ray() -> ModuleType:
@@ -183,7 +185,7 @@ def _terminated_as_interrupt() -> Iterator[None]:
 
 
 def run_sweep(spec: SweepSpec, out: Path, *, address: str | None = None, resume: bool = False,
-              progress: bool = True, cpus: int | None = None, max_runs: int = DEFAULT_MAX_RUNS) -> dict[str, Any]:
+              progress: bool = True, cpus: int | None = None, max_runs: int = DEFAULT_MAX_RUNS) -> SweepSummary:
     """Every run of ``spec`` as a Ray task under ``out/runs``; ``out/results.json`` holds the cells.
 
     Ray is shut down however the driver ends (finished, an error, Ctrl-C, SIGTERM); workers of a
@@ -211,8 +213,8 @@ def run_sweep(spec: SweepSpec, out: Path, *, address: str | None = None, resume:
             ray.shutdown()
 
 
-def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[dict[str, Any]], address: str | None, progress: bool,
-           cpus: int | None) -> dict[str, Any]:
+def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[JsonObject], address: str | None, progress: bool,
+           cpus: int | None) -> SweepSummary:
     ray.init(address=address, num_cpus=None if address else (cpus or os.cpu_count()), include_dashboard=False,
              ignore_reinit_error=True, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {**THREAD_ENV, **({CRASH_ONCE: os.environ[CRASH_ONCE]}
@@ -221,7 +223,8 @@ def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[dict[str, Any]], ad
     spec_json = spec.model_dump_json()
     driver = (socket.gethostname(), os.getpid())
     pending = {task.remote(str(out / "runs" / run_name(p)), spec_json, p, driver): run_name(p) for p in cells}
-    results, failed = [], []
+    results: list[RunResult] = []
+    failed: list[FailedRun] = []
     bar = tqdm(total=len(pending), unit="run", desc="sweep", disable=not progress)
     while pending:
         done, _ = ray.wait(list(pending), num_returns=1, timeout=2.0)
@@ -236,7 +239,7 @@ def _sweep(ray: Any, spec: SweepSpec, out: Path, cells: list[dict[str, Any]], ad
     bar.close()
     order = {run_name(p): i for i, p in enumerate(cells)}
     results.sort(key=lambda r: order[r["run"]])
-    summary = {"cells": aggregate(spec, results), "runs": results, "failed": failed}
+    summary: SweepSummary = {"cells": aggregate(spec, results), "runs": results, "failed": failed}
     (out / "results.json").write_text(json.dumps(summary["cells"], indent=2))
     (out / "runs.json").write_text(json.dumps({"runs": results, "failed": failed}, indent=2))
     return summary

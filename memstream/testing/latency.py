@@ -5,10 +5,9 @@ model: it measures memstream's waiting, not a model's answers."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import memstream.sim  # noqa: F401 - registers every stage's offline rules
-from memstream.models import Call, ChatModel, Completion, Message, OfflineChatModel, run_coroutine
+from memstream.models import Call, ChatModel, Completion, Message, OfflineChatModel, SamplingParams, run_coroutine
 
 
 class LatencyChat(ChatModel):
@@ -20,13 +19,13 @@ class LatencyChat(ChatModel):
         self.inner = OfflineChatModel()
         self.name = self.inner.name  # same answers, same cache keys
 
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         return self._generate_many([(purpose, messages)], params)[0]
 
-    def _generate_many(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+    def _generate_many(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         return run_coroutine(self._answer(calls, params))
 
-    async def _answer(self, calls: list[Call], params: dict[str, Any]) -> list[Completion]:
+    async def _answer(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         limit = asyncio.Semaphore(self.concurrency)
 
         async def one(purpose: str, messages: list[Message]) -> Completion:

@@ -4,9 +4,8 @@ recording every call: to pin what a stage does with a given answer, in process, 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from memstream.models import ChatModel, Completion, Message, OfflineChatModel
+from memstream.models import ChatModel, Completion, Message, OfflineChatModel, SamplingParams
 
 
 class ScriptedChat(ChatModel):
@@ -21,7 +20,7 @@ class ScriptedChat(ChatModel):
         self.calls: list[tuple[str, list[Message]]] = []
         self._offline = OfflineChatModel()
 
-    def _generate(self, messages: list[Message], purpose: str, params: dict[str, Any]) -> Completion:
+    def _generate(self, messages: list[Message], purpose: str, params: SamplingParams) -> Completion:
         self.calls.append((purpose, messages))
         if purpose in self.script:
             return Completion(self.script[purpose](messages))

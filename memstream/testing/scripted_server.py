@@ -18,6 +18,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from memstream.files import JsonObject
 from memstream.testing.server import LocalServer, chat_completion
 
 #: One scripted reply: an HTTP status and its content, optionally the headers sent with it.
@@ -88,7 +89,7 @@ class ScriptedServer(LocalServer):
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
 
 
-def _embeddings(body: dict[str, Any]) -> dict[str, Any]:
+def _embeddings(body: JsonObject) -> JsonObject:
     """A fixed 3-d vector per input (its second coordinate the input's length), so a test can tell them apart."""
     inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
     return {"object": "list", "model": body["model"], "data": [

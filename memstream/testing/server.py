@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+
+from memstream.files import JsonObject
 
 #: Seconds between the server loop's looks for a shutdown (socketserver's default is 0.5, paid on every exit).
 POLL_S = 0.02
@@ -37,7 +38,7 @@ class LocalServer:
         self.httpd.server_close()
 
 
-def chat_completion(model: str, content: str, prompt_tokens: int, completion_tokens: int) -> dict[str, Any]:
+def chat_completion(model: str, content: str, prompt_tokens: int, completion_tokens: int) -> JsonObject:
     """The JSON body of a chat completion answering ``content``, with the usage it reports."""
     return {
         "id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": model,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from memstream.errors import MemstreamError
+from memstream.files import JsonObject
 
 #: Names Chromium is installed under (Debian's package is ``chromium``).
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
@@ -64,7 +65,7 @@ class Browser:
         self._buffer = b""
         self._next = 0
         self.wall = 0.0
-        self.events: list[dict[str, Any]] = []
+        self.events: list[JsonObject] = []
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         self.session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         self.send("Page.enable")
@@ -93,10 +94,10 @@ class Browser:
                 self.process.wait(10)
         shutil.rmtree(self.profile, ignore_errors=True)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
+    def call(self, method: str, params: JsonObject | None = None, session: str | None = None) -> JsonObject:
         """Send one command and wait for its answer (events that arrive meanwhile are kept)."""
         self._next += 1
-        message: dict[str, Any] = {"id": self._next, "method": method, "params": params or {}}
+        message: JsonObject = {"id": self._next, "method": method, "params": params or {}}
         if session:
             message["sessionId"] = session
         os.write(self._out, json.dumps(message).encode() + b"\0")
@@ -109,11 +110,11 @@ class Browser:
                 return answer.get("result", {})
             self.events.append(answer)
 
-    def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def send(self, method: str, params: JsonObject | None = None) -> JsonObject:
         """A command to the page."""
         return self.call(method, params, self.session)
 
-    def _read(self, deadline: float) -> dict[str, Any]:
+    def _read(self, deadline: float) -> JsonObject:
         while b"\0" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._in], [], [], left)[0]:

@@ -26,13 +26,14 @@ from memstream.stream.memory import (
 )
 from memstream.stream.offline import rate_poignancy
 from memstream.stream.scoring import minmax, recency, top_k
-from memstream.stream.store import check_file
+from memstream.stream.store import StreamMark, check_file, copy_stream, rewind_stream
 from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
     "DIALOGUE", "FALLBACK_IMPORTANCE", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION",
-    "THOUGHT", "Memory", "MemoryStream", "MemoryText", "NewMemory", "Recall", "TimeScope", "Weights", "add_rated",
-    "check_file", "import_items", "import_jsonl", "importance_stage", "minmax", "new_memory", "normalise_owner",
-    "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl", "recency", "time_scope", "top_k",
+    "THOUGHT", "Memory", "MemoryStream", "MemoryText", "NewMemory", "Recall", "StreamMark", "TimeScope", "Weights",
+    "add_rated", "check_file", "copy_stream", "import_items", "import_jsonl", "importance_stage", "minmax",
+    "new_memory", "normalise_owner", "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl",
+    "recency", "rewind_stream", "time_scope", "top_k",
 ]

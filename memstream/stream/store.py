@@ -13,6 +13,7 @@ import logging
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,13 @@ STREAM = sqlite.StoreKind(noun="stream", marker=FORMAT, tables=frozenset({"meta"
                           reads="read it with a read-only command (inspect, recall --no-touch)")
 SCHEMA_VERSION = STREAM.version
 
+#: The triggers that refuse deletes: dropped and made again only inside :meth:`Store.rewind`'s transaction.
+_DELETE_TRIGGERS = {
+    "memories_append_only_delete": "CREATE TRIGGER IF NOT EXISTS memories_append_only_delete BEFORE DELETE ON "
+                                   "memories BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;",
+    "accesses_append_only_delete": "CREATE TRIGGER IF NOT EXISTS accesses_append_only_delete BEFORE DELETE ON "
+                                   "accesses BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;",
+}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS memories(
@@ -51,19 +59,18 @@ CREATE TABLE IF NOT EXISTS accesses(
 CREATE INDEX IF NOT EXISTS accesses_by_memory ON accesses(memory_id, accessed_s);
 CREATE TRIGGER IF NOT EXISTS memories_append_only_update BEFORE UPDATE ON memories
   BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS memories_append_only_delete BEFORE DELETE ON memories
-  BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
+{memories_delete}
 CREATE TRIGGER IF NOT EXISTS accesses_append_only_update BEFORE UPDATE ON accesses
   BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS accesses_append_only_delete BEFORE DELETE ON accesses
-  BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
+{accesses_delete}
 CREATE TRIGGER IF NOT EXISTS memories_append_only_replace BEFORE INSERT ON memories
   WHEN EXISTS (SELECT 1 FROM memories WHERE id = NEW.id)
   BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS accesses_append_only_replace BEFORE INSERT ON accesses
   WHEN NEW.rowid > 0 AND EXISTS (SELECT 1 FROM accesses WHERE rowid = NEW.rowid)
   BEGIN SELECT RAISE(ABORT, 'the access log is append-only'); END;
-"""
+""".format(memories_delete=_DELETE_TRIGGERS["memories_append_only_delete"],
+           accesses_delete=_DELETE_TRIGGERS["accesses_append_only_delete"])
 #: The triggers every stream file holds: what `memstream check` looks for.
 TRIGGERS = ("memories_append_only_update", "memories_append_only_delete", "memories_append_only_replace",
             "accesses_append_only_update", "accesses_append_only_delete", "accesses_append_only_replace")
@@ -74,6 +81,29 @@ Row = tuple[Any, ...]
 
 #: Ids per ``IN (...)`` query at most (and never more than this SQLite takes parameters a statement).
 IDS_PER_QUERY = 30_000
+
+
+@dataclass(frozen=True)
+class StreamMark:
+    """How far a stream file had been written: what a checkpoint records instead of a copy of the file."""
+
+    memories_through: int
+    accesses_through: int
+    meta: dict[str, str]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"memories_through": self.memories_through, "accesses_through": self.accesses_through,
+                "meta": self.meta}
+
+    @classmethod
+    def from_dict(cls, data: object) -> StreamMark:
+        """A mark read back from a checkpoint; ValueError if it is not one."""
+        if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+            raise ValueError("no stream mark")
+        through, accesses = data.get("memories_through"), data.get("accesses_through")
+        if not isinstance(through, int) or not isinstance(accesses, int) or through < 0 or accesses < 0:
+            raise ValueError("a stream mark that is not two counts")
+        return cls(through, accesses, {str(k): str(v) for k, v in data["meta"].items()})
 
 
 class Store:
@@ -229,6 +259,34 @@ class Store:
     def backup(self, path: str | Path) -> None:
         sqlite.copy_to(self.db, path)
 
+    def mark(self) -> StreamMark:
+        """How far the file has been written: its last memory, its last access and its meta values."""
+        with self.snapshot():
+            last = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0]
+            meta = dict(self.db.execute("SELECT key, value FROM meta ORDER BY key"))
+            return StreamMark(memories_through=last, accesses_through=self.last_access_rowid(), meta=meta)
+
+    def rewind(self, mark: StreamMark) -> None:
+        """Put the file back as it stood at ``mark``: every memory and access appended after it removed, its
+        meta values as they were, in one transaction (a crash leaves it as it was, its triggers whole).
+
+        The one sanctioned exception to append-only: a run resumed from its checkpoint takes back what its
+        own stream was given after that checkpoint (what a run that was never stopped did not write yet).
+        A mark the file never reached is refused: it is another file's."""
+        with sqlite.transaction(self.db):
+            now = self.db.execute("SELECT COALESCE(MAX(id), 0) FROM memories").fetchone()[0]
+            if now < mark.memories_through or self.last_access_rowid() < mark.accesses_through:
+                raise ValueError(f"the stream holds memories through {now}, not the checkpoint's "
+                                 f"{mark.memories_through}")
+            for name in _DELETE_TRIGGERS:
+                self.db.execute(f"DROP TRIGGER {name}")
+            self.db.execute("DELETE FROM accesses WHERE rowid > ?", (mark.accesses_through,))
+            self.db.execute("DELETE FROM memories WHERE id > ?", (mark.memories_through,))
+            self.db.execute("DELETE FROM meta")
+            self.db.executemany("INSERT INTO meta VALUES (?,?)", sorted(mark.meta.items()))
+            for sql in _DELETE_TRIGGERS.values():
+                self.db.execute(sql)
+
     def close(self) -> None:
         self.db.close()
 
@@ -279,3 +337,22 @@ def _problems(db: sqlite3.Connection) -> list[str]:
     if orphans[0]:
         problems.append(f"{orphans[0]} accesses name memories that do not exist")
     return problems
+
+
+def rewind_stream(path: str | Path, mark: StreamMark) -> None:
+    """Rewind the stream file at ``path`` to ``mark`` (:meth:`Store.rewind`); no stream may have it open."""
+    store = Store(path, create=False)
+    try:
+        store.rewind(mark)
+    finally:
+        store.close()
+
+
+def copy_stream(source: str | Path, target: str | Path) -> None:
+    """A consistent copy of the stream file ``source`` at ``target`` (SQLite's online backup: a run writing
+    ``source`` meanwhile is seen at one commit), read without writing to ``source``."""
+    store = Store(source, create=False, readonly=True)
+    try:
+        store.backup(target)
+    finally:
+        store.close()

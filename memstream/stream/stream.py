@@ -35,7 +35,7 @@ from memstream.stream.memory import (
     Weights,
     normalise_owner,
 )
-from memstream.stream.store import Row, Store, encode_json
+from memstream.stream.store import Row, Store, StreamMark, encode_json
 from memstream.stream.timescope import TimeScope, time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
 
@@ -574,6 +574,11 @@ class MemoryStream:
         owner_of = {m["id"]: m["owner"] for m in memories}
         for mid, at in state["accesses"]:
             self.record_access(owner_of[mid], [mid], datetime.fromisoformat(at))
+
+    def mark(self) -> StreamMark:
+        """How far the stream has been written, buffer included: what a checkpoint records."""
+        self.flush()
+        return self.store.mark()
 
     def backup(self, path: str | Path) -> None:
         """A consistent copy of the whole stream file at ``path`` (SQLite's online backup), buffer included."""

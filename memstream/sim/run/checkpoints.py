@@ -1,8 +1,13 @@
 """A run's checkpoints: written whole or not at all, found again, checked, and restored from.
 
-A checkpoint is a ``tNNN/`` folder (NNN: the simulated epoch second it was taken at) holding a copy of the
-stream and ``state.json`` (everything else the run needs to go on exactly); ``LATEST`` names the newest.
-Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork points.
+A checkpoint is a ``tNNN/`` folder (NNN: the simulated epoch second it was taken at) holding ``state.json``:
+everything the run needs to go on exactly, the stream's part of it a high-water mark (its last memory, its last
+access, its meta values: :class:`~memstream.stream.StreamMark`). The stream is append-only, so the mark is
+all a checkpoint needs of it: restoring rewinds the run's own stream file to the mark, and a checkpoint's cost
+stays what the step changed, not what the run has remembered (a copy of the whole stream, as checkpoints
+written before format 3 hold, grew with the run; they are still restored from their copy). ``LATEST`` names
+the newest. Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork
+points.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from memstream.sim.agents import Agent
 from memstream.sim.events import truncate
 from memstream.sim.run.config import RunConfig
 from memstream.sim.run.layout import LATEST, SIDECARS, STATE, STREAM, RunFiles, require_writer, write_atomic
+from memstream.stream import StreamMark, rewind_stream
 from memstream.timeutil import to_epoch
 
 #: What a checkpoint's state must hold to resume from.
@@ -38,6 +44,11 @@ class Checkpoint:
     folder: Path
     state: dict[str, Any]
     time: datetime
+
+    @property
+    def copied(self) -> bool:
+        """Whether the checkpoint holds a whole copy of the stream (as written before format 3)."""
+        return (self.folder / STREAM).is_file()
 
 
 class Checkpoints:
@@ -79,16 +90,25 @@ class Checkpoints:
     def restore(self, point: Checkpoint | None) -> None:
         """Put the stream and the event log back as they were at ``point`` (at the start if None)."""
         require_writer(self.writable, self.files.root)
-        for suffix in ("", *SIDECARS):
-            (self.files.root / f"{STREAM}{suffix}").unlink(missing_ok=True)
+        if point is None or point.copied:  # no checkpoint yet, or one holding a whole copy of the stream
+            for suffix in ("", *SIDECARS):
+                (self.files.root / f"{STREAM}{suffix}").unlink(missing_ok=True)
         if point is None:  # stopped before the first checkpoint: start again from the beginning
             self.files.events.unlink(missing_ok=True)
             return
-        shutil.copyfile(point.folder / STREAM, self.files.stream)
+        if point.copied:
+            shutil.copyfile(point.folder / STREAM, self.files.stream)
+        else:
+            try:
+                rewind_stream(self.files.stream, StreamMark.from_dict(point.state["stream"]))
+            except (ValueError, MemstreamError) as e:
+                raise MemstreamError(f"checkpoint {point.folder} does not match {self.files.stream} "
+                                     f"({str(e)[:80]}); {self._unresumable}") from None
         truncate(self.files.events, point.state["events_lines"])
 
-    def write(self, tick: float, state: Callable[[], dict[str, Any]], backup: Callable[[Path], None]) -> None:
-        """Snapshot the stream (``backup`` writes a copy to the path it is given) and ``state()`` at ``tick``.
+    def write(self, tick: float, state: Callable[[], dict[str, Any]]) -> None:
+        """Checkpoint ``state()`` at ``tick`` (its ``stream`` the stream's mark, taken once the stream has
+        written what it holds).
 
         The snapshot is written into a fresh folder that takes its name only when complete, and
         LATEST moves to it after that, so a kill at any point leaves the previous checkpoint whole.
@@ -101,9 +121,7 @@ class Checkpoints:
         partial = root / f"{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        snapshot = state()
-        backup(partial / STREAM)
-        (partial / STATE).write_text(json.dumps(snapshot))
+        (partial / STATE).write_text(json.dumps(state()))
         shutil.rmtree(root / name, ignore_errors=True)
         partial.rename(root / name)
         write_atomic(latest, name)
@@ -137,9 +155,12 @@ class Checkpoints:
             problem = next((p for a in agents if (p := Agent.state_problem(a))), None)
             if problem:
                 raise ValueError(problem)
-            with closing(sqlite3.connect(f"file:{point / STREAM}?mode=ro", uri=True)) as db:
-                if sqlite.integrity(db, quick=True):
-                    raise ValueError("its stream copy fails SQLite's check")
+            if (point / STREAM).is_file():
+                with closing(sqlite3.connect(f"file:{point / STREAM}?mode=ro", uri=True)) as db:
+                    if sqlite.integrity(db, quick=True):
+                        raise ValueError("its stream copy fails SQLite's check")
+            else:
+                StreamMark.from_dict(state.get("stream"))
         except (OSError, ValueError, sqlite3.DatabaseError) as e:
             raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None
         return Checkpoint(point, state, datetime.fromtimestamp(state["time"], self.config.start.tzinfo))

@@ -33,7 +33,7 @@ from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
 from memstream.sim.run.settings import read_settings
 from memstream.sim.town import Town
-from memstream.stream import MemoryStream, Weights
+from memstream.stream import MemoryStream, Weights, copy_stream
 
 __all__ = ["Checkpoint", "RunDir"]
 
@@ -87,12 +87,18 @@ class RunDir:
     @classmethod
     def create_fork(cls, path: str | Path, source: RunDir, point: Checkpoint, config: RunConfig) -> RunDir:
         """A new run directory at ``path`` that goes on from ``source``'s checkpoint ``point`` with ``config``
-        (the call cache and event log come along; resuming cuts the log back to the checkpoint)."""
+        (the call cache and event log come along; resuming cuts the log back to the checkpoint).
+
+        The stream is copied whole (SQLite's online backup, so a source still running is copied at one
+        commit), then rewound to the point on resume: fork and source both go on appending, each to a file of
+        its own; sharing the past between two files would need every read to join them."""
         run = cls(Path(path), config, source.town, claim_new(Path(path)))
         try:
             for name in (CALLS, EVENTS):
                 if (source.path / name).is_file():
                     shutil.copyfile(source.path / name, run.path / name)
+            if not point.copied:  # the fork's own stream: the source's, rewound to the point when it resumes
+                _copy_stream_of(source, run)
             run.checkpoints.adopt(point)
             run._write_new(config, source.town, source.mailbox.whispers())
         except BaseException:
@@ -165,6 +171,17 @@ class RunDir:
     def call_cache(self, model: ChatModel) -> CachedChatModel:
         """``model`` with the run's call cache: an answer given once is never paid for again."""
         return CachedChatModel(model, self.files.calls)
+
+
+def _copy_stream_of(source: RunDir, fork: RunDir) -> None:
+    """The source's stream as the fork's: its files as they lie when no run writes it (nothing of the source
+    is touched, not even SQLite's ``-shm``), else SQLite's online backup, consistent at one commit."""
+    if live_holder(source.files.lock) is not None:
+        copy_stream(source.files.stream, fork.files.stream)
+        return
+    for suffix in ("", "-wal"):
+        if Path(f"{source.files.stream}{suffix}").is_file():
+            shutil.copyfile(f"{source.files.stream}{suffix}", f"{fork.files.stream}{suffix}")
 
 
 # -- claiming a folder for a new run ------------------------------------------------------------------

@@ -129,12 +129,12 @@ def run_checker(config: RunConfig, chat: ChatModel) -> Checker:
 
 def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: float, own_from: int) -> None:
     """The event log and the log of what was kept out written, then a checkpoint at the end of the step under
-    way (the stream writes what it holds before it is copied). ``wall_s`` and ``own_from`` (the agent-steps a
+    way (the stream writes what it holds before its mark is taken). ``wall_s`` and ``own_from`` (the agent-steps a
     fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
     run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.checkpoints.write(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,
-                                                 "wall_s": wall_s, "own_steps_from": own_from},
-                         sim.stream.backup)
+                                                 "wall_s": wall_s, "own_steps_from": own_from,
+                                                 "stream": sim.stream.mark().as_dict()})
 

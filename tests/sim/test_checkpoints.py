@@ -1,0 +1,107 @@
+"""Checkpoints that write only what is new: a high-water mark of the stream, not a copy; exact resume from it,
+from a checkpoint written the old way (a whole copy), and a clear line when the two do not fit."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from contextlib import closing
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memstream.cli import main
+from memstream.sim import RunConfig, RunDir, resume_run, start_run
+from tests.helpers import contents
+
+pytestmark = pytest.mark.slow
+
+TZ = timezone(timedelta(hours=-8))
+START = datetime(2023, 2, 13, 6, tzinfo=TZ)
+
+
+def config(**kw: object) -> RunConfig:
+    return RunConfig(**({"agents": 6, "start": START, "hours": 4, "embedder": "hash", "seed": 5, "keep_every": 1}
+                        | kw))
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("whole") / "run"
+    start_run(config(), out, progress=False)
+    return out
+
+
+def checkpoint_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def test_a_checkpoint_holds_a_mark_of_the_stream_not_a_copy_and_does_not_grow_with_it(whole: Path) -> None:
+    points = sorted(p for p in (whole / "checkpoint").iterdir() if p.is_dir())
+    assert len(points) == 5 and not any((p / "streams.db").exists() for p in points)
+    first, last = (json.loads((p / "state.json").read_text()) for p in (points[0], points[-1]))
+    assert 0 < first["stream"]["memories_through"] < last["stream"]["memories_through"]
+    with closing(sqlite3.connect(whole / "streams.db")) as db:
+        assert last["stream"]["memories_through"] == db.execute("SELECT MAX(id) FROM memories").fetchone()[0]
+    assert all(len(json.dumps(json.loads((p / "state.json").read_text())["stream"])) < 1000 for p in points)
+    sizes = [checkpoint_bytes(p) for p in points]  # the agents' plans and the like, not what they remember
+    assert max(sizes) < (whole / "streams.db").stat().st_size / 5, sizes
+
+
+def test_a_run_resumed_from_an_earlier_mark_writes_what_the_whole_run_wrote(whole: Path, tmp_path: Path) -> None:
+    """The stream rewound to a checkpoint two hours back (its later memories and accesses taken back), then on."""
+    out = tmp_path / "run"
+    shutil.copytree(whole, out)
+    names = sorted(p.name for p in (out / "checkpoint").iterdir() if p.is_dir())
+    (out / "checkpoint" / "LATEST").write_text(names[1])
+    resume_run(out, progress=False)
+    assert contents(out) == contents(whole)
+
+
+def test_a_checkpoint_with_a_whole_stream_copy_still_resumes(whole: Path, tmp_path: Path) -> None:
+    """Checkpoints written before the mark held a copy of the stream: the copy is restored, as then."""
+    out = tmp_path / "run"
+    shutil.copytree(whole, out)
+    names = sorted(p.name for p in (out / "checkpoint").iterdir() if p.is_dir())
+    point = out / "checkpoint" / names[1]
+    state = json.loads((point / "state.json").read_text())
+    with closing(sqlite3.connect(out / "streams.db")) as source, closing(sqlite3.connect(point / "streams.db")) as c:
+        source.backup(c)
+    with closing(sqlite3.connect(point / "streams.db")) as copy:  # the copy as the stream stood at the point
+        copy.execute("DROP TRIGGER accesses_append_only_delete")
+        copy.execute("DROP TRIGGER memories_append_only_delete")
+        copy.execute("DELETE FROM accesses WHERE rowid > ?", (state["stream"]["accesses_through"],))
+        copy.execute("DELETE FROM memories WHERE id > ?", (state["stream"]["memories_through"],))
+        copy.commit()
+    del state["stream"]
+    (point / "state.json").write_text(json.dumps(state))
+    (out / "checkpoint" / "LATEST").write_text(names[1])
+    (out / "streams.db").write_bytes(b"")  # a copy needs nothing of the live file
+    resume_run(out, progress=False)
+    events, memories, accesses = contents(out)
+    assert (events, memories, accesses) == contents(whole)
+
+
+def test_a_stream_behind_its_checkpoint_is_one_line_and_changes_nothing(whole: Path, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "run"
+    shutil.copytree(whole, out)
+    latest = out / "checkpoint" / (out / "checkpoint" / "LATEST").read_text().strip() / "state.json"
+    state = json.loads(latest.read_text())
+    state["stream"]["memories_through"] += 1000  # a mark the file never reached: another run's stream
+    latest.write_text(json.dumps(state))
+    before = (out / "streams.db").read_bytes()
+    assert main(["run", "--resume", str(out), "--hours", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "does not match" in err[0] and "cannot be resumed" in err[0], err
+    assert (out / "streams.db").read_bytes() == before
+
+
+def test_a_fork_gets_its_own_stream_and_leaves_the_source_s_untouched(whole: Path, tmp_path: Path) -> None:
+    before = {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()}
+    at = RunDir.open(whole).checkpoints.times()[1]
+    assert main(["run", "--fork", f"{whole}@{at.isoformat()}", "--out", str(tmp_path / "fork")]) == 0
+    assert contents(tmp_path / "fork") == contents(whole)  # the same settings retrace the run
+    assert {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()} == before

@@ -8,6 +8,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 
+from memstream import __version__
 from memstream.cli.commands import (
     add,
     demo,
@@ -55,6 +56,7 @@ def _log_to_stderr() -> None:
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     parser = Parser(prog="memstream", description="The Generative Agents memory stream, measured.")
+    parser.add_argument("--version", action="version", version=f"memstream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     handlers: dict[str, Handler] = {}
     for command in COMMANDS:

@@ -186,3 +186,14 @@ def test_reflection_and_planning_bad_input(capsys, tmp_path: Path, argv, problem
     good.write_text(json.dumps({"name": "Isabella Rodriguez", "age": 34}))
     code, _, err = run(capsys, *[a.format(db=db, bad=bad, good=good) for a in argv])
     assert code == 2 and problem in err and len(err.strip().splitlines()) == 1
+
+
+def test_version_comes_from_one_source(capsys) -> None:
+    import tomllib
+
+    import memstream
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"memstream {memstream.__version__}"
+    project = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]  # pyproject reads memstream.__version__

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -81,13 +82,37 @@ def connect(path: str | Path, *, kind: StoreKind, read_only: bool = False, creat
         db.execute("PRAGMA foreign_keys=ON")
         with _writes(db):
             if not read_only and not in_memory:
-                db.execute("PRAGMA journal_mode=WAL")
+                _wal(db)
             if not read_only:
                 db.execute("PRAGMA synchronous=NORMAL")  # WAL: a crash may lose the last commits, never the file
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _wal(db: Connection) -> None:
+    """Put the file in WAL mode (nothing to do if it is already), waiting for another process's write as any
+    write waits. Why: SQLite does not retry ``journal_mode=WAL`` on a busy file (it holds a read lock when it
+    asks for the write lock, so the busy handler is not called): a process opening a new file while another
+    was making it failed at once with "database is locked"."""
+    deadline, pause = time.monotonic() + BUSY_TIMEOUT_S, 0.002
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if not _busy(e) or time.monotonic() > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.1)
+
+
+def _busy(error: sqlite3.OperationalError) -> bool:
+    """Whether SQLite refused because another connection holds a lock (not a read-only or broken file)."""
+    code = getattr(error, "sqlite_errorcode", None)
+    return (code & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) if code is not None else "locked" in str(error)
 
 
 def verify(db: Connection) -> bool:

@@ -269,3 +269,48 @@ def test_a_damaged_store_never_gives_a_traceback(changes: list[tuple[int, int]])
     for at, value in changes:
         data[at] = value
     opens_or_refuses(bytes(data))
+
+
+def test_opening_a_file_another_connection_is_writing_waits_for_it_instead_of_failing(tmp_path: Path) -> None:
+    """SQLite does not retry ``journal_mode=WAL`` on a busy file: an open while another process made the file
+    once failed at once with "database is locked"."""
+    path = tmp_path / "s.db"
+    with closing(sqlite3.connect(path, isolation_level=None, check_same_thread=False)) as other:
+        other.executescript(f"{SCHEMA} INSERT INTO meta VALUES ('format', '{KIND.marker}');")  # not yet WAL
+        other.execute("BEGIN IMMEDIATE")
+        timer = threading.Timer(0.5, other.execute, ["COMMIT"])
+        timer.start()
+        started = time.monotonic()
+        with closing(connect(path, kind=KIND)) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert time.monotonic() - started >= 0.4
+        timer.join()
+
+
+def _open_at_once(path: str, barrier, failures) -> None:  # a process of the test below
+    barrier.wait()
+    try:
+        with closing(connect(path, kind=KIND)) as db:
+            create_tables(db, SCHEMA, {"format": KIND.marker or ""})
+            with transaction(db):
+                db.execute("INSERT INTO items(text) VALUES ('x')")
+    except Exception as e:  # every failure is what the test counts
+        failures.put(f"{type(e).__name__}: {e}")
+
+
+def test_several_processes_opening_one_new_file_at_once_all_open_it(tmp_path: Path) -> None:
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    processes, rounds = 4, 12
+    for r in range(rounds):
+        path = str(tmp_path / f"s{r}.db")
+        barrier, failures = ctx.Barrier(processes), ctx.Queue()
+        workers = [ctx.Process(target=_open_at_once, args=(path, barrier, failures)) for _ in range(processes)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join(timeout=120)
+        assert failures.empty(), failures.get()
+        with closing(connect(path, kind=KIND)) as db:
+            assert db.execute("SELECT COUNT(*) FROM items").fetchone()[0] == processes

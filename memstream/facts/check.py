@@ -1,4 +1,5 @@
-"""`memstream facts check`: every problem of a facts file, one line each, reading only."""
+"""`memstream facts check`: every problem of a facts file, one line each, reading only; among them, a line
+for each fact that has not exactly one current version (``chains``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import memstream.sqlite as sqlite
 from memstream.facts import schema
+from memstream.facts.chains import chain_problems
 
 
 def check_facts_file(path: str | Path) -> list[str]:
@@ -26,8 +28,6 @@ def _problems(db: sqlite3.Connection) -> list[str]:
         "provenance names facts or sources that do not exist": "SELECT COUNT(*) FROM provenance WHERE fact_id NOT IN "
             "(SELECT id FROM facts) OR source_id NOT IN (SELECT id FROM sources)",
         "facts have no source": "SELECT COUNT(*) FROM facts WHERE id NOT IN (SELECT fact_id FROM provenance)",
-        "owners have more than one current version of a fact": "SELECT COUNT(*) FROM edges e JOIN facts a ON "
-            "a.id = e.dst WHERE e.kind = 'UPDATES' AND a.is_latest = 1",
         "facts have an empty or odd-sized vector": "SELECT COUNT(*) FROM facts WHERE length(embedding) = 0 OR "
                                                    "length(embedding) % 4 != 0",
         "edges join two owners": "SELECT COUNT(*) FROM edges e JOIN facts a ON a.id = e.src JOIN facts b ON "
@@ -37,7 +37,7 @@ def _problems(db: sqlite3.Connection) -> list[str]:
         n = db.execute(sql).fetchone()[0]
         if n:
             problems.append(f"{n} {what}")
-    return problems
+    return problems + chain_problems(db)
 
 
 def _fts_problems(db: sqlite3.Connection) -> list[str]:

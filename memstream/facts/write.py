@@ -5,10 +5,19 @@ owner's current facts; this writes the outcome so that a reader never sees half 
 the new fact, its vector, its edges, its entities and the closing of the version it updates commit
 together. Inside the transaction, before anything is written:
 
-- the scoped content hash is looked up among the owner's live facts: a fact already there (a
-  retried write, the same thing said twice) gains the source as provenance and nothing else;
-- an update's target is followed to its latest version (another writer may have updated it since
-  the classifier read it); a target since deleted makes the candidate new.
+- the scoped content hash is looked up among all the owner's facts, every version (the text is the
+  fact's identity, see ``chains``):
+  - a current fact with that text (a retried write, the same thing said twice) gains the source as
+    provenance and nothing else;
+  - an earlier version with that text, said no later than it was superseded (an earlier message
+    added again, a replay), is history already known: it gains the source and nothing changes (the
+    chain's current version stays current);
+  - an earlier or forgotten version, said after it stopped being current ("the user said this
+    again"), is true again: a new version that supersedes its chain's latest one, so the text
+    never comes back as a second current version beside the correction;
+- an update's target is followed to its chain's latest version (another writer may have updated it
+  since the classifier read it), a forgotten one too (it is superseded: restoring it later brings it
+  back as history, not as a second current version); a target since hard-deleted makes it new.
 """
 
 from __future__ import annotations
@@ -18,9 +27,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memstream.errors import MemstreamError
+from memstream.facts.chains import head
 from memstream.facts.profile import regenerate
-from memstream.facts.records import Applied, Change, NewFact, Source, content_hash, epoch
+from memstream.facts.records import Action, Applied, Change, NewFact, Source, content_hash, epoch
 from memstream.facts.schema import EXTENDS, UPDATES
 from memstream.facts.store import FactStore, owner_of
 from memstream.timeutil import to_epoch
@@ -53,16 +62,33 @@ def _source(db: sqlite3.Connection, tenant: str, owner: str, source: Source, at_
 def _one(db: sqlite3.Connection, tenant: str, owner: str, sid: int, at_s: float, change: Change,
          vector: np.ndarray) -> Applied:
     key = content_hash(tenant, owner, change.fact.text)
-    live = db.execute("SELECT id FROM facts WHERE tenant=? AND owner=? AND content_hash=? AND is_latest=1 AND "
-                      "deleted_s IS NULL", (tenant, owner, key)).fetchone()
-    if live:
-        _cite(db, live[0], sid)
-        return Applied("duplicate", live[0], False)
+    known = db.execute("SELECT id, is_latest AND deleted_s IS NULL, valid_to_s FROM facts WHERE tenant=? AND owner=? "
+                       "AND content_hash=? ORDER BY is_latest AND deleted_s IS NULL DESC, id DESC LIMIT 1",
+                       (tenant, owner, key)).fetchone()
+    if known and known[1]:
+        _cite(db, known[0], sid)
+        return Applied("duplicate", known[0], False)
+    if known:  # an earlier or forgotten version says this
+        newest = head(db, tenant, owner, known[0])
+        if newest != known[0] and known[2] is not None and at_s <= known[2]:
+            _cite(db, known[0], sid)  # said while it was true: already in the history
+            return Applied("duplicate", latest(db, tenant, owner, known[0]) or known[0], False)
+        return _write(db, tenant, owner, sid, at_s, change, key, vector, "update", newest)
+    newest = head(db, tenant, owner, change.target) if change.target is not None else None
     target = latest(db, tenant, owner, change.target) if change.target is not None else None
     if change.action == "duplicate" and target is not None:
         _cite(db, target, sid)
         return Applied("duplicate", target, False)
-    action = change.action if target is not None and change.action in ("update", "extend") else "new"
+    if change.action == "update" and newest is not None:
+        return _write(db, tenant, owner, sid, at_s, change, key, vector, "update", newest)
+    if change.action == "extend" and target is not None:
+        return _write(db, tenant, owner, sid, at_s, change, key, vector, "extend", target)
+    return _write(db, tenant, owner, sid, at_s, change, key, vector, "new", None)
+
+
+def _write(db: sqlite3.Connection, tenant: str, owner: str, sid: int, at_s: float, change: Change, key: str,
+           vector: np.ndarray, action: Action, target: int | None) -> Applied:
+    """Insert the change's fact; an update closes ``target`` (its chain's latest version) and links to it."""
     fid = _insert(db, tenant, owner, change.fact, key, at_s, vector)
     _cite(db, fid, sid)
     if action == "update":
@@ -75,23 +101,13 @@ def _one(db: sqlite3.Connection, tenant: str, owner: str, sid: int, at_s: float,
 
 
 def latest(db: sqlite3.Connection, tenant: str, owner: str, fact_id: int) -> int | None:
-    """The current version of ``fact_id``'s chain (following ``UPDATES`` forward), if it has one;
-    a fact of another owner is refused in one line."""
-    row = db.execute("SELECT tenant, owner FROM facts WHERE id=?", (int(fact_id),)).fetchone()
-    if row is None:
+    """The current version of ``fact_id``'s chain, if it has one (its latest version, unless that was
+    forgotten); a fact of another owner is refused in one line."""
+    newest = head(db, tenant, owner, fact_id)
+    if newest is None:
         return None
-    if tuple(row) != (tenant, owner):
-        raise MemstreamError(f"fact {fact_id} is not one of {owner!r}'s facts")
-    current, seen = int(fact_id), set()
-    while current not in seen:
-        seen.add(current)
-        newer = db.execute("SELECT e.src FROM edges e JOIN facts f ON f.id = e.src WHERE e.dst=? AND e.kind=? "
-                           "AND f.deleted_s IS NULL ORDER BY e.src DESC LIMIT 1", (current, UPDATES)).fetchone()
-        if newer is None:
-            break
-        current = newer[0]
-    alive = db.execute("SELECT 1 FROM facts WHERE id=? AND is_latest=1 AND deleted_s IS NULL", (current,)).fetchone()
-    return current if alive else None
+    alive = db.execute("SELECT 1 FROM facts WHERE id=? AND is_latest=1 AND deleted_s IS NULL", (newest,)).fetchone()
+    return newest if alive else None
 
 
 def _insert(db: sqlite3.Connection, tenant: str, owner: str, fact: NewFact, key: str, at_s: float,

@@ -104,3 +104,24 @@ def test_any_text_is_stored_or_refused_in_one_line(capsys, tmp_path_factory, tex
         assert [f["text"] for f in json.loads(out)] == [" ".join(text.split())]
     else:
         assert code == 2 and err.count("\n") == 1 and not Path(db).exists()
+
+
+def test_an_earlier_message_added_again_after_its_correction_does_not_come_back(capsys, tmp_path: Path) -> None:
+    db = str(tmp_path / "f.db")
+    later = "2026-05-03T09:00:00+00:00"
+    paris = ["facts", "add", db, "--agent", "ann", "--text", "I live in Paris", "--as-is", "--at", AT, *HASH]
+    assert run(capsys, *paris)[0] == 0
+    code, out, _ = run(capsys, "facts", "update", db, "--agent", "ann", "--fact", "1", "--text", "I live in Berlin",
+                       "--at", "2026-05-02T09:00:00+00:00")
+    assert code == 0 and "fact 2 is the new version" in out
+    assert run(capsys, *paris)[0] == 0  # the first message again, as it was
+    code, out, _ = run(capsys, "facts", "as-of", db, "--agent", "ann", later, "--json")
+    assert [f["text"] for f in json.loads(out)] == ["I live in Berlin"]
+    assert run(capsys, "facts", "check", db)[1].endswith(": ok\n")
+    code, out, _ = run(capsys, "facts", "update", db, "--agent", "ann", "--fact", "2", "--text", "I live in Paris",
+                       "--at", later)  # said again later: a new version, superseding Berlin
+    assert code == 0 and "fact 3 is the new version; fact 2 is kept" in out
+    code, out, _ = run(capsys, "facts", "history", db, "--agent", "ann", "--fact", "1", "--json")
+    assert [(f["text"], f["is_latest"]) for f in json.loads(out)] == [
+        ("I live in Paris", False), ("I live in Berlin", False), ("I live in Paris", True)]
+    assert run(capsys, "facts", "check", db)[1].endswith(": ok\n")

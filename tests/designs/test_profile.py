@@ -308,9 +308,116 @@ def test_a_lease_left_by_a_dead_process_expires(tmp_path: Path) -> None:
         assert held != "dead:1"
         from memstream.designs.profile.store import LockTimeout
 
-        with pytest.raises(LockTimeout, match="stayed locked by another process"), store.lock("ann", "s", wait_s=0.2):
+        with pytest.raises(LockTimeout, match=f"held by live process {os.getpid()} on"), store.lock("ann", "s",
+                                                                                                 wait_s=0.2):
             pass
     assert store.db.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 0
+
+
+_KILLED = """
+import sys, time
+from datetime import UTC, datetime, timedelta
+from memstream.designs import entry, make_design
+from memstream.designs.profile.prompts import UPDATE_PURPOSE
+from memstream.models import OfflineChatModel
+path = sys.argv[1]
+design = make_design("profile", path=path)
+chat = OfflineChatModel()
+at = datetime(2024, 1, 1, tzinfo=UTC)
+for i in range(2):
+    design.write("ann", [entry(text=f"I have item K{i} in the shed.", at=at + timedelta(minutes=i), source="user")],
+                 chat=chat)
+def stuck(messages):
+    print("in the update", flush=True)
+    time.sleep(600)
+chat.register(UPDATE_PURPOSE, stuck)
+design.write("ann", [entry(text="I have item K9 in the shed.", at=at + timedelta(minutes=5), source="user")], chat=chat)
+"""
+
+_HOLDER = """
+import sys, time
+from memstream.designs import ProfileStore
+store = ProfileStore(sys.argv[1])
+with store.lock("ann", "default"):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
+
+
+def _started(script: str, path: Path, line: str) -> subprocess.Popen:
+    """A process running ``script`` on ``path``, once it has printed ``line`` (it holds the lock then)."""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)], env=os.environ | {"PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    said_line = proc.stdout.readline()
+    assert said_line.strip() == line, (said_line, proc.stderr.read() if proc.poll() is not None else "")
+    return proc
+
+
+def test_a_writer_killed_mid_update_leaves_a_lock_the_next_update_takes_at_once(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    path = tmp_path / "profile.db"
+    proc = _started(_KILLED, path, "in the update")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    store = ProfileStore(path)
+    assert store.db.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 1  # it died holding it
+    design = make_design("profile", path=str(path))
+    started = time.monotonic()
+    design.write("ann", [said("I have item N1 in the shed.", 9)], chat=OfflineChatModel())
+    assert time.monotonic() - started < 3.0
+    versions = store.versions("ann", "default")
+    assert [v.n for v in versions] == [1, 2, 3] and design.counters()["failures"] == 0
+    assert all(f"item {x} " in versions[-1].text for x in ("K0", "K1", "N1"))  # nothing committed was lost
+    assert store.db.execute("SELECT COUNT(*) FROM locks").fetchone()[0] == 0
+
+
+def test_a_live_holder_keeps_the_lock_and_a_wait_that_ends_says_who_holds_it(tmp_path: Path) -> None:
+    from functools import partial
+
+    from memstream.designs.profile.store import LockTimeout
+
+    path = tmp_path / "profile.db"
+    proc = _started(_HOLDER, path, "holding")
+    try:
+        store = ProfileStore(path)
+        with pytest.raises(LockTimeout, match=f"held by live process {proc.pid} on .*the update was not made"), \
+                store.lock("ann", "default", wait_s=0.5):
+            pass
+        design = make_design("profile", path=str(path))
+        design.store.lock = partial(ProfileStore.lock, design.store, wait_s=0.3)  # type: ignore[method-assign]
+        with pytest.raises(LockTimeout, match=f"live process {proc.pid}"):  # not dropped silently
+            design.write("ann", [said("I have a red bike.")], chat=OfflineChatModel())
+        assert store.versions("ann", "default") == [] and design.counters()["failures"] == 1
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_a_reused_pid_is_not_the_holder_and_another_host_s_lease_is_kept_until_it_ends(tmp_path: Path) -> None:
+    import socket
+    import time
+
+    from memstream.designs.profile.holder import Holder
+    from memstream.designs.profile.store import LockTimeout
+
+    store = ProfileStore(tmp_path / "p.db")
+
+    def leave(holder: Holder, expires_s: float) -> None:
+        store.db.execute("INSERT OR REPLACE INTO locks VALUES ('ann', 's', ?, ?)", (holder.dump(), expires_s))
+
+    leave(Holder(socket.gethostname(), os.getpid(), "another-boot:1", "x"), time.time() + 300)  # my pid, not me
+    with store.lock("ann", "s", wait_s=0):
+        pass
+    leave(Holder("elsewhere.example", 4242, "b:1", "x"), time.time() + 300)
+    with pytest.raises(LockTimeout, match="held by process 4242 on elsewhere.example until"), \
+            store.lock("ann", "s", wait_s=0.2):
+        pass
+    leave(Holder("elsewhere.example", 4242, "b:1", "x"), time.time() - 1)  # its term is over
+    with store.lock("ann", "s", wait_s=0):
+        pass
 
 
 _WRITER = """

@@ -159,7 +159,10 @@ def cmd_update(args: argparse.Namespace) -> int:
         done = apply(store, args.agent, Source(key, args.text, at), [Change("update", NewFact(
             args.text, old.kind, old.salience, old.confidence, old.entities, old.event_at), args.fact)],
             tenant=args.tenant)[0]
-    if done.action != "update":
+    if done.action == "duplicate":
+        print(f"fact {done.fact_id} already says this (or it was said while fact {args.fact} held); nothing was "
+              "written")
+    elif done.action != "update":
         print(f"fact {done.fact_id}: {done.action} (fact {args.fact} was not current, so nothing was superseded)")
     else:
         print(f"fact {done.fact_id} is the new version; fact {done.closed} is kept as no longer current")

@@ -7,18 +7,25 @@ when a line disappeared and which edit removed it.
 
 Updates of one owner and scope are serialised across processes by a lease row in the same file
 (``locks``): taken in a write transaction, held while the model is asked, released after the version is
-written; a lease left by a process that died expires. A version's number is unique per owner and
-scope, so even a writer whose lease expired under it cannot interleave: its append fails and is
-counted, and nothing committed is lost.
+written. The row names its holder (host, pid, process start: ``holder``), so a lease whose holder on
+this host is dead (``kill -9``) is taken over at once; one held by a live process is kept, and one held
+on another host (whose processes this one cannot see) until it expires. An update that waits longer
+than ``WAIT_S`` fails with :class:`LockTimeout` naming the holder, never silently. A version's number is
+unique per owner and scope, so even a writer whose lease expired under it cannot interleave: its append
+fails and is counted, and nothing committed is lost.
+
+Why a lease row and not an OS lock (``flock`` on a lock file): the row lives in the file itself, so a
+profile file stays one file (plus SQLite's own), works for every owner and scope without a file each,
+and its holder can be named in the error; SQLite's own write lock cannot be held across the model calls
+without blocking every other owner's update and every checkpoint.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import socket
 import sqlite3
 import time
-import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import memstream.sqlite as sqlite
+from memstream.designs.profile.holder import Holder
 from memstream.errors import MemstreamError
 
 #: What a profile file is. Its marker has held the "/1" since the first profile file, which recorded no
@@ -34,9 +42,10 @@ FORMAT = "memstream-profile/1"  #: what its meta table records
 PROFILE = sqlite.StoreKind(noun="profile file", marker=FORMAT, held="profile",
                            tables=frozenset({"meta", "versions", "locks"}),
                            make="a profile design writes one (its path setting)")
-#: A lease outlives any one update (two model calls, three retries); a dead holder's expires after it.
+#: A lease outlives any one update (two model calls, three retries); one held on another host (or by an earlier
+#: memstream, which did not name its process) expires after it.
 LEASE_S = 300.0
-#: How long an update waits for another process's lease before it gives up (counted, swallowed).
+#: How long an update waits for another live process's lease before it fails, naming the holder.
 WAIT_S = 120.0
 POLL_S = 0.05
 
@@ -84,7 +93,7 @@ class Conflict(MemstreamError):
 
 
 class LockTimeout(MemstreamError):
-    """Another process held the file's lease for longer than an update waits."""
+    """Another live process held the file's lease for longer than an update waits (the message names it)."""
 
 
 class ProfileStore:
@@ -132,26 +141,30 @@ class ProfileStore:
 
     @contextmanager
     def lock(self, owner: str, scope: str, *, wait_s: float = WAIT_S, lease_s: float = LEASE_S) -> Iterator[None]:
-        """Hold ``owner``/``scope``'s lease for the block: other processes updating it wait."""
-        holder = f"{os.getpid()}:{uuid.uuid4().hex}"
+        """Hold ``owner``/``scope``'s lease for the block: other processes updating it wait (a dead holder's
+        lease is taken over at once); :class:`LockTimeout`, naming the holder, after ``wait_s``."""
+        holder = Holder.me().dump()
         deadline = time.monotonic() + wait_s
-        while not self._take(owner, scope, holder, lease_s):
+        while (other := self._take(owner, scope, holder, lease_s)) is not None:
             if time.monotonic() > deadline:
-                raise LockTimeout(f"{owner}/{scope} in {self.path} stayed locked by another process for {wait_s:g} s")
+                raise LockTimeout(f"{owner}/{scope} in {self.path} is held by {other}; waited {wait_s:g} s, the "
+                                  "update was not made")
             time.sleep(POLL_S)
         try:
             yield
         finally:
             self.db.execute("DELETE FROM locks WHERE owner=? AND scope=? AND holder=?", (owner, scope, holder))
 
-    def _take(self, owner: str, scope: str, holder: str, lease_s: float) -> bool:
+    def _take(self, owner: str, scope: str, holder: str, lease_s: float) -> str | None:
+        """Take the lease unless another holder keeps it; who that is, if one does."""
         now = time.time()
         with sqlite.transaction(self.db):
-            row = self.db.execute("SELECT expires_s FROM locks WHERE owner=? AND scope=?", (owner, scope)).fetchone()
-            free = row is None or row[0] < now
-            if free:
+            row = self.db.execute("SELECT holder, expires_s FROM locks WHERE owner=? AND scope=?",
+                                  (owner, scope)).fetchone()
+            kept = _kept_by(row[0], row[1], now) if row is not None else None
+            if kept is None:
                 self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
-        return free
+        return kept
 
     # -- state (a design's state file) ----------------------------------------------------------
 
@@ -166,3 +179,17 @@ class ProfileStore:
                 self.db.execute("INSERT INTO versions (owner, scope, n, text, edit, at, made_s, turns) "
                                 "VALUES (?,?,?,?,?,?,?,?)", (owner, scope, v.n, v.text, json.dumps(v.edit), v.at,
                                                              v.made_s, json.dumps(list(v.turns))))
+
+
+def _kept_by(holder: str, expires_s: float, now: float) -> str | None:
+    """Who keeps a lease row (a live holder on this host; one on another host, or an earlier memstream's,
+    until its term ends), or None if it can be taken (its holder is dead, or its term is over)."""
+    other = Holder.load(holder)
+    if other is not None and other.dead():
+        return None
+    if other is not None and other.host == socket.gethostname():
+        return f"live {other.describe()}"
+    if expires_s < now:
+        return None
+    who = other.describe() if other is not None else f"a process of an earlier memstream ({holder[:40]})"
+    return f"{who} until {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(expires_s))}"

@@ -6,9 +6,11 @@
       the whole result; short of the target → the turn's edits are dropped, the last good file stays
     ─ past the cap → refused, the last good file stays ─ append the version (with its edit) ─ unlock
 
-Memory never breaks an answer: every failure (a lost answer, a check that cannot run, a lock held too
-long, a conflict, a database error) is logged, counted in :class:`Counters` and swallowed; the stage
-then returns None and the file is what it was.
+Memory never breaks an answer: every failure (a lost answer, a check that cannot run, a conflict, a
+database error) is logged, counted in :class:`Counters` and swallowed; the stage then returns None and
+the file is what it was. One is not swallowed: a lock another live process held for longer than an
+update waits (:class:`~memstream.designs.profile.store.LockTimeout`, naming the holder), since dropping
+the turn silently loses what it said (a dead holder's lock is taken over at once, so this is rare).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from memstream.designs.profile.blame import lives
 from memstream.designs.profile.compact import drop_to, words
 from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.parse import parse_edits, parse_merged, parse_summary
-from memstream.designs.profile.store import ProfileStore, Version
+from memstream.designs.profile.store import LockTimeout, ProfileStore, Version
 from memstream.designs.profile.text import USER, Add, EditRejected, Replace, apply_edit, check_file, skeleton
 from memstream.models import Request, Stage
 from memstream.trust import Verdict, gate_stage
@@ -70,6 +72,9 @@ def update_stage(store: ProfileStore, owner: str, entries: Sequence[Entry], turn
             return (yield from _update(store, owner, entries, turns, config, counters))
     except _Skip as why:
         log.warning("profile %s/%s: %s; the file is kept as it was", owner, config.scope, why)
+    except LockTimeout:  # never dropped silently: the caller hears who holds the file
+        counters.failures += 1
+        raise
     except Exception as e:  # memory never breaks an answer: logged, counted, swallowed
         counters.failures += 1
         log.warning("profile %s/%s: update failed (%s: %s); the file is kept as it was", owner, config.scope,

@@ -219,13 +219,28 @@ class MemoryStream:
         return name
 
     def _owner(self, owner: str) -> OwnerIndex:
+        """``owner``'s index, for reads that name one of its memories (an owner without any is an error)."""
+        index = self._owner_if_any(owner)
+        if index is None:
+            raise self._unknown_owner(owner)
+        return index
+
+    def _owner_if_any(self, owner: str) -> OwnerIndex | None:
+        """``owner``'s index, None while it has no memories (a bad owner name is still an error)."""
         owner = self._name(owner)
         self._ready(owner)
         index = self._owners.get(owner)
-        if index is None or len(index) == 0:
-            known = ", ".join(sorted(self._owners)[:5]) or "none yet"
-            raise MemstreamError(f"unknown owner {owner!r} in {self.path} (owners: {known})")
-        return index
+        return index if index is not None and len(index) else None
+
+    def require_owner(self, owner: str) -> None:
+        """Refuse, in one line, an owner with no memories: for a caller that names an owner it expects
+        to exist (a user typing ``--agent``), where retrieval alone would quietly return nothing."""
+        if not self.has(owner):
+            raise self._unknown_owner(owner)
+
+    def _unknown_owner(self, owner: str) -> MemstreamError:
+        known = ", ".join(sorted(o for o, ix in self._owners.items() if len(ix))[:5]) or "none yet"
+        return MemstreamError(f"unknown owner {self._name(owner)!r} in {self.path} (owners: {known})")
 
     def _ready(self, owner: str | None = None) -> None:
         """Before a read of ``owner`` (None: of the whole stream): write the buffer if it holds any of
@@ -394,17 +409,19 @@ class MemoryStream:
                  weights: Weights | None = None, touch: bool = True) -> list[Recall]:
         """The top k of ``owner``'s memories for ``query`` at simulated time ``now``.
 
-        Records an access at ``now`` for the k returned unless ``touch=False``.
+        Records an access at ``now`` for the k returned unless ``touch=False``. An owner with no
+        memories yet gets an empty list (as the designs return an empty context), so an agent loop
+        needs no special first turn; a bad owner name (empty, control characters) is still an error.
         """
         return self.retrieve_many([(owner, query)], now=now, k=k, weights=weights, touch=touch)[0]
 
     def retrieve_many(self, requests: Sequence[tuple[str, str]], *, now: datetime, k: int = 10,
                       weights: Weights | None = None, touch: bool = True) -> list[list[Recall]]:
         """Many ``(owner, query)`` retrievals in one call: one embedding batch, one BLAS
-        product per owner."""
+        product per owner. An owner with no memories yet gets an empty list, as in :meth:`retrieve`."""
         requests = [(self._name(owner), query) for owner, query in requests]
         for owner, _ in requests:
-            self._owner(owner)
+            self._owner_if_any(owner)
         vectors = self.embedder.embed([q for _, q in requests])
         scopes: list[TimeScope | None] = [None] * len(requests)
         if (weights or self.weights).time:
@@ -424,18 +441,21 @@ class MemoryStream:
                scopes: Sequence[TimeScope | None] | None = None) -> list[list[Recall]]:
         """Retrieval by query vectors (``(dim,)`` or ``(b, dim)``, L2-normalised).
 
-        ``scopes``: per query, the span of time it names, for ``weights.time``.
+        ``scopes``: per query, the span of time it names, for ``weights.time``. An owner with no
+        memories yet gets an empty list per query.
         """
         if k <= 0:
             raise MemstreamError(f"k must be a positive integer, got {k}")
         weights = weights or self.weights
-        index = self._owner(owner)
         queries = np.asarray(vectors, dtype=np.float32)
         if queries.ndim == 1:
             queries = queries[None]
-        if queries.ndim != 2 or queries.shape[1] != index.dim:
-            raise MemstreamError(f"query vectors are {queries.shape[1:]}; the stream's are {index.dim}-d")
+        if queries.ndim != 2 or queries.shape[1] != self.embedder.dim:
+            raise MemstreamError(f"query vectors are {queries.shape[1:]}; the stream's are {self.embedder.dim}-d")
         now_s = require_aware(now, "now").timestamp()
+        index = self._owner_if_any(owner)
+        if index is None:
+            return [[] for _ in queries]
         index = index.existing_at(now_s)  # a memory created after `now` is not there yet
         if not len(index):
             return [[] for _ in queries]

@@ -17,8 +17,10 @@ English expressions, no model.
 Spans err wide, because people say "two weeks ago" of anything between one and three
 weeks, and "last month" of the calendar month or the past 30 days: both are
 covered. A span that ends before now is extended by :data:`RETELLING`, because a
-memory is written when something is told, which is often days after it happened. A
-question about *how long ago* something was ("how many months ago") names no span.
+memory is written when something is told, which is often days after it happened. Not
+"yesterday": it means the calendar day before ``now`` in ``now``'s zone, midnight to
+midnight, and nothing of today (whoever asks about yesterday does not mean this morning).
+A question about *how long ago* something was ("how many months ago") names no span.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ DAY = timedelta(days=1)
 #: How long after something happens it may still be told (and so remembered) for the first time.
 RETELLING = 7 * DAY
 UNITS = {"day": DAY, "week": 7 * DAY, "month": 30 * DAY, "year": 365 * DAY}
+#: The phrase whose span is exactly the day before now (no retelling after it).
+YESTERDAY = "yesterday"
+_INSTANT = timedelta(microseconds=1)  # a span's end is inclusive: yesterday ends just before today's midnight
 _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
             "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a couple": 2,
             "a few": 3, "several": 4}
@@ -144,7 +149,7 @@ def _relative(text: str, now: datetime, anchored: bool) -> tuple[datetime, datet
             start = min(start, _unit_start(_unit_start(now, unit) - DAY, unit))
         return start, now, m.group(0)
     if re.search(r"\byesterday\b", text):
-        return _day(now) - DAY, _day(now), "yesterday"
+        return _day(now) - DAY, _day(now) - _INSTANT, YESTERDAY
     if m := re.search(r"\b(today|tonight|this morning|this afternoon|this evening)\b", text):
         return _day(now), now, m.group(0)
     return None
@@ -173,6 +178,6 @@ def time_scope(query: str, now: datetime) -> TimeScope | None:
     else:
         return None
     start, end, phrase = span
-    if end < now:
+    if end < now and phrase != YESTERDAY:
         end = min(now, end + RETELLING)
     return TimeScope(start, end, phrase)

@@ -2,8 +2,14 @@
 
 Why a server: ranking an agent's memories for a typed query needs the query's embedding by the
 run's own embedder (MiniLM), which a page cannot carry; precomputing every query is impossible.
-So the page is served with ``/recall?agent=NAME&q=TEXT&t=SECONDS`` beside it, answered by the
+So the page is served with ``/recall?agent=NAME&q=TEXT&t=TIME`` beside it, answered by the
 paper's score over the run's stream at that simulated time, read-only (recall does not touch).
+``TIME`` is seconds into the run (what the page sends) or an ISO time with its zone
+(``2023-02-13T08:30:00-08:00``); anything else is one 400 naming the value.
+
+Why the server warms up before it listens: the embedder loads its model (MiniLM's ONNX session and
+tokenizer) on its first text, which made the first search take seconds; the stream's indexes and the
+model are made ready once, at start, so every request costs one query embedding and one scoring.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from urllib.parse import parse_qs, urlparse
 
 from memstream.errors import MemstreamError
 from memstream.sim import RunDir
+from memstream.timeutil import parse_time
 from memstream.view.page import render
 
 #: Memories the search box shows.
@@ -32,6 +39,28 @@ def seconds_into(run: RunDir, seconds: float) -> float:
     if not math.isfinite(seconds) or not 0 <= seconds <= length + 1:
         raise MemstreamError(f"t={seconds:g} is not a time of this run (0 to {length:g} seconds)")
     return min(seconds, length)
+
+
+def seconds_of(run: RunDir, value: str) -> float:
+    """The ``t=`` of a request as seconds into the run: a number of seconds as given, or an ISO time with
+    its zone (a ``+`` of its offset that the query string turned into a space is read back as ``+``)."""
+    text = value.strip()
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    zoned = text[:10] + text[10:].replace(" ", "+") if len(text) > 10 else text  # "+08:00" decoded as " 08:00"
+    try:
+        at = parse_time(zoned, "t=")
+    except MemstreamError:
+        raise MemstreamError(f"t={value[:60]!r} is neither seconds into the run nor an ISO time with its zone "
+                             f"(e.g. {run.config.start.isoformat()})") from None
+    return (at - run.config.start).total_seconds()
+
+
+def warm_up(run: RunDir) -> None:
+    """Make the run's stream and its embedder ready (indexes built, model loaded) before the first request."""
+    run.stream.embedder.embed(["warm up"])
 
 
 def recall(run: RunDir, agent: str, query: str, seconds: float, k: int = TOP_K) -> list[dict[str, Any]]:
@@ -52,6 +81,7 @@ def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> 
     """Serve the run's page and its retrieval on 127.0.0.1:``port`` until interrupted."""
     with RunDir.open(run_dir) as run:
         page = render(run, fact, served=True).encode("utf-8")
+        warm_up(run)
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # the http.server interface
@@ -62,7 +92,7 @@ def serve(run_dir: str | Path, *, port: int = 8765, fact: str | None = None) -> 
                     q = parse_qs(url.query)
                     try:
                         rows = recall(run, q.get("agent", [""])[0], q.get("q", [""])[0],
-                                      float(q.get("t", ["0"])[0]))
+                                      seconds_of(run, q.get("t", ["0"])[0]))
                         self._send(200, "application/json", json.dumps(rows).encode())
                     except (MemstreamError, ValueError) as e:
                         self._send(400, "application/json", json.dumps({"error": str(e)}).encode())

@@ -81,6 +81,7 @@ def test_recall_touch_moves_last_access(capsys, tmp_path: Path, jsonl: Path) -> 
 
 @pytest.mark.parametrize(("argv", "problem"), [
     (["recall", "{db}", "--agent", "zed", "--query", "q"], "unknown owner 'zed'"),
+    (["recall", "{db}", "--agent", "zed", "--query", "q", "--at", "2023-02-14T10:00:00+00:00"], "unknown owner 'zed'"),
     (["recall", "{db}", "--agent", "ann", "--query", "q", "-k", "0"], "positive integer"),
     (["recall", "{db}", "--agent", "ann", "--query", "q", "--at", "2023-02-13T07:00:00"], "no time zone"),
     (["recall", "{db}", "--agent", "ann", "--query", "q", "--at", "yesterday"], "not an ISO-8601 time"),

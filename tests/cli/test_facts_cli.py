@@ -125,3 +125,14 @@ def test_an_earlier_message_added_again_after_its_correction_does_not_come_back(
     assert [(f["text"], f["is_latest"]) for f in json.loads(out)] == [
         ("I live in Paris", False), ("I live in Berlin", False), ("I live in Paris", True)]
     assert run(capsys, "facts", "check", db)[1].endswith(": ok\n")
+
+
+def test_the_readmes_changed_mind_example_through_the_cli(capsys, tmp_path: Path) -> None:
+    """The README's "Friday only": the later statement replaces the earlier one, as through the library."""
+    db = str(tmp_path / "f.db")
+    assert run(capsys, "facts", "add", db, "--agent", "ann", "--text", "user: my deadline is Thursday the 14th",
+               "--at", AT, *HASH)[0] == 0
+    assert run(capsys, "facts", "add", db, "--agent", "ann", "--text", "user: my deadline moved to Friday the 15th",
+               "--at", "2026-05-02T09:00:00+00:00")[0] == 0
+    code, out, _ = run(capsys, "facts", "as-of", db, "--agent", "ann", "2026-05-03T00:00:00+00:00", "--json")
+    assert code == 0 and [f["text"] for f in json.loads(out)] == ["my deadline moved to Friday the 15th"]

@@ -168,3 +168,60 @@ def test_an_extracted_text_with_any_characters_is_cleaned_or_skipped_never_a_cra
 def test_writing_no_entries_asks_nothing() -> None:
     chat = OfflineChatModel()
     assert design().write("u", [], chat=chat) == [] and not chat.usage.by_purpose
+
+
+# -- a statement that restricts or replaces an earlier one updates it (the user changed their mind) -------
+
+def current_texts(d: FactsDesign, owner: str) -> list[str]:
+    """The owner's current facts, oldest first (from the store: what the context's current view draws on)."""
+    ids = [r[0] for r in d.store.db.execute("SELECT id FROM facts WHERE owner=? ORDER BY id", (owner,))]
+    return [f.text for f in d.store.facts(ids) if f.current]
+
+
+def test_the_readmes_changed_mind_example_keeps_friday_only() -> None:
+    d, chat = design(), OfflineChatModel()
+    t1 = T0 + timedelta(days=1)
+    d.write("ann", [entry(text="user: my deadline is Thursday the 14th", at=T0)], chat=chat)
+    d.write("ann", [entry(text="user: my deadline moved to Friday the 15th", at=t1)], chat=chat)
+    now = t1 + timedelta(hours=1)
+    assert current_texts(d, "ann") == ["my deadline moved to Friday the 15th"]
+    current = d.context("ann", "When is my deadline?", now, 2000).text
+    assert "Friday the 15th" in current and "Thursday" not in current
+    both = d.context("ann", "When was my deadline originally?", now, 2000).text
+    assert "Thursday the 14th (held until" in both and "Friday the 15th" in both
+
+
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+SUBJECTS = ("deadline", "dentist appointment", "team meeting", "piano lesson", "flight home", "yoga class",
+            "book club", "haircut")
+#: (the earlier statement, the one that restricts or replaces it); {s} the subject, {a} the old day, {b} the new.
+CHANGES = (("my {s} is on {a}", "my {s} moved to {b}"),
+           ("my {s} is on {a}", "my {s} is on {b} instead"),
+           ("my {s} is on {a}", "my {s} changed to {b}"),
+           ("my {s} is on {a}", "my {s} got pushed to {b}"),
+           ("my {s} is on {a}", "my {s} is no longer on {a}, it is on {b}"),
+           ("my {s} is on {a}", "my {s} is not on {a} anymore but on {b}"),
+           ("my {s} is on {a} and {b}", "my {s} is on {b} only"),
+           ("my {s} is on {a} and {b}", "my {s} is only on {b} now"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(SUBJECTS), st.lists(st.sampled_from(DAYS), min_size=2, max_size=2, unique=True),
+       st.sampled_from(CHANGES), st.booleans())
+def test_a_restriction_or_replacement_updates_the_fact_it_restricts(subject: str, days: list[str],
+                                                                    change: tuple[str, str], capital: bool) -> None:
+    a, b = days
+    before, after = (c.format(s=subject, a=a, b=b) for c in change)
+    if capital:
+        before, after = before[0].upper() + before[1:], after[0].upper() + after[1:]
+    d, chat = design(), OfflineChatModel()
+    d.write("u", [said(f"user: {before}", 0)], chat=chat)
+    d.write("u", [said(f"user: {after}", 1, "s2")], chat=chat)
+    assert current_texts(d, "u") == [after]  # one current fact, the later one: not two that contradict
+
+
+def test_an_unrelated_only_is_not_an_update() -> None:
+    d, chat = design(), OfflineChatModel()
+    d.write("u", [said("user: my sister lives in Lisbon with her two cats", 0)], chat=chat)
+    d.write("u", [said("user: I only drink coffee on Monday mornings at the office", 1, "s2")], chat=chat)
+    assert len(current_texts(d, "u")) == 2

@@ -84,8 +84,7 @@ def test_retrieval_never_crosses_owners(stream: MemoryStream) -> None:
     stream.add("bob", "Bob had lunch", at=T0, importance=2)
     got = stream.retrieve("bob", "secret password swordfish", now=hours(1), k=10)
     assert [r.memory.owner for r in got] == ["bob"]
-    with pytest.raises(MemstreamError, match="unknown owner"):
-        stream.retrieve("carol", "anything", now=hours(1))
+    assert stream.retrieve("carol", "anything", now=hours(1)) == []  # no memories yet: nothing, not an error
     with pytest.raises(MemstreamError, match="do not belong"):
         stream.record_access("bob", [1], hours(1))
 
@@ -409,3 +408,30 @@ def test_a_failed_flush_of_a_full_buffer_is_not_doubled_by_a_retry(tmp_path, mon
     monkeypatch.setattr(emb, "embed", real)
     assert s.write(new_memory(owner="ann", text="a3", created_at=T0, importance=3)) == 3  # the retry
     assert [m.text for m in s.memories("ann")] == ["a1", "a2", "a3"]
+
+
+def test_an_owner_with_no_memories_yet_retrieves_nothing(stream: MemoryStream) -> None:
+    """An agent loop's first turn needs no special case: retrieval is empty, as the designs' context is."""
+    assert stream.retrieve("ann", "anything", now=T0) == []  # an empty stream
+    stream.add("bob", "Bob had lunch", at=T0, importance=2)
+    got = stream.retrieve_many([("ann", "lunch"), ("bob", "lunch")], now=hours(1), k=3)
+    assert got[0] == [] and [r.memory.owner for r in got[1]] == ["bob"]
+    assert stream.search("ann", stream.embedder.embed(["lunch"]), now=hours(1)) == [[]]
+    assert stream.count() == 1 and not stream.has("ann")  # nothing was written for ann, no access either
+    with pytest.raises(MemstreamError, match="unknown owner 'ann'"):
+        stream.require_owner("ann")  # for a caller that expects the owner to exist (the CLI's --agent)
+    with pytest.raises(MemstreamError, match="unknown owner 'ann'"):
+        stream.memories("ann")  # reads of an owner's own memories still name the problem
+
+
+@pytest.mark.parametrize("name", ["", "   ", "ann\x00", "a\nb"])
+def test_a_bad_owner_name_is_still_one_clear_error(stream: MemoryStream, name: str) -> None:
+    with pytest.raises(MemstreamError):
+        stream.retrieve(name, "anything", now=T0)
+    with pytest.raises(MemstreamError):
+        stream.retrieve_many([("ann", "x"), (name, "anything")], now=T0)
+
+
+def test_a_naive_now_is_still_refused_for_an_owner_with_no_memories(stream: MemoryStream) -> None:
+    with pytest.raises(MemstreamError, match="now"):
+        stream.retrieve("ann", "anything", now=T0.replace(tzinfo=None))

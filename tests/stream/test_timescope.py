@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
 import numpy as np
 import pytest
@@ -29,7 +30,7 @@ def span(query: str, now: datetime = NOW) -> tuple[str, str]:
     ("What have I cooked in the last 10 days?", ("2023-05-20", "2023-05-31")),
     ("What did I buy last month?", ("2023-04-01", "2023-05-31")),  # calendar month or past 30 days
     ("What did I read this week?", ("2023-05-29", "2023-05-31")),
-    ("Who did I meet yesterday?", ("2023-05-30", "2023-05-31")),
+    ("Who did I meet yesterday?", ("2023-05-30", "2023-05-30")),  # the day before, nothing of today
     ("What did I eat today?", ("2023-05-31", "2023-05-31")),
     ("Which artist did I find last Friday?", ("2023-05-26", "2023-05-31")),
     ("Where did I go last weekend?", ("2023-05-27", "2023-05-31")),
@@ -65,12 +66,24 @@ def test_no_span(query: str) -> None:
 
 
 def test_a_span_never_ends_in_the_future_and_contains_reads_epochs() -> None:
-    scope = time_scope("What did I do yesterday?", NOW)
-    assert scope is not None and scope.end == NOW  # yesterday + RETELLING would pass the present
+    scope = time_scope("What did I do last Monday?", NOW)
+    assert scope is not None and scope.end == NOW  # last Monday + RETELLING would pass the present
     assert RETELLING.days == 7
-    times = np.array([datetime(2023, 5, 29, 12, tzinfo=UTC).timestamp(),
-                      datetime(2023, 5, 30, 12, tzinfo=UTC).timestamp(), NOW.timestamp()])
+    times = np.array([datetime(2023, 5, 28, 12, tzinfo=UTC).timestamp(),
+                      datetime(2023, 5, 29, 12, tzinfo=UTC).timestamp(), NOW.timestamp()])
     assert scope.contains(times).tolist() == [0.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("zone", [UTC, ZoneInfo("America/Los_Angeles"), ZoneInfo("Asia/Kolkata")])
+def test_yesterday_is_the_calendar_day_before_now_in_nows_zone(zone: ZoneInfo) -> None:
+    now = datetime(2023, 3, 13, 0, 30, tzinfo=zone)  # just after midnight (Los Angeles: the day after DST began)
+    scope = time_scope("What did I do yesterday?", now)
+    assert scope is not None
+    def at(day: int, hour: int, minute: int = 0) -> float:
+        return datetime(2023, 3, day, hour, minute, tzinfo=zone).timestamp()
+    inside = [at(12, 0), at(12, 12), at(12, 23, 59)]
+    outside = [at(11, 23, 59), at(13, 0), at(13, 0, 20), now.timestamp()]  # nothing of today, however early
+    assert scope.contains(np.array(inside + outside)).tolist() == [1.0] * 3 + [0.0] * 4
 
 
 def test_an_impossible_date_is_not_read() -> None:

@@ -11,7 +11,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -382,22 +382,8 @@ def test_bad_view_input_is_one_line_and_writes_nothing(page: tuple[Path, Path], 
 
 @pytest.fixture(scope="module")
 def served(page: tuple[Path, Path]) -> str:
-    """The run's page served with search on a free port of 127.0.0.1 (a daemon thread; ends with the tests)."""
-    import socket
-    import threading
-
-    from memstream.view.serve import serve
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    threading.Thread(target=serve, args=(page[0],), kwargs={"port": port}, daemon=True).start()
-    for _ in range(100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return f"http://127.0.0.1:{port}"
-        time.sleep(0.1)
-    raise AssertionError("the server did not start")
+    """The run's page served with search (see :func:`serve_in_thread`)."""
+    return serve_in_thread(page[0])
 
 
 @pytest.mark.slow
@@ -416,6 +402,74 @@ def test_the_server_answers_retrieval_with_the_papers_score(served: str) -> None
         with pytest.raises(HTTPError) as bad:
             urlopen(f"{served}/recall?agent=Isabella%20Rodriguez&q=coffee&t={t}")
         assert bad.value.code == 400, t
+
+
+def serve_in_thread(run: Path) -> str:
+    """``run`` served on a free port of 127.0.0.1 (a daemon thread; ends with the tests), once it listens."""
+    import socket
+    import threading
+
+    from memstream.view.serve import serve
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    threading.Thread(target=serve, args=(run,), kwargs={"port": port}, daemon=True).start()
+    for _ in range(300):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return f"http://127.0.0.1:{port}"
+        time.sleep(0.1)
+    raise AssertionError("the server did not start")
+
+
+def timed_get(url: str) -> tuple[float, bytes]:
+    from urllib.request import urlopen
+
+    started = time.perf_counter()
+    body = urlopen(url).read()
+    return time.perf_counter() - started, body
+
+
+@pytest.mark.slow
+def test_the_server_takes_an_iso_time_and_refuses_a_bad_one_in_one_400(served: str) -> None:
+    from urllib.error import HTTPError
+
+    base = f"{served}/recall?agent=Isabella%20Rodriguez&q=coffee&t="
+    by_seconds = json.loads(timed_get(base + "7200")[1])
+    two_hours_in = START + timedelta(hours=2)
+    assert json.loads(timed_get(base + quote(two_hours_in.isoformat()))[1]) == by_seconds
+    assert json.loads(timed_get(base + two_hours_in.isoformat())[1]) == by_seconds  # its "+" or "-" as typed
+    utc = two_hours_in.astimezone(UTC).isoformat()
+    assert json.loads(timed_get(base + utc)[1]) == by_seconds  # "+00:00" arrives as " 00:00": read back
+    assert json.loads(timed_get(base + utc.replace("+00:00", "Z"))[1]) == by_seconds
+    for t in ("2023-02-13T08:00:00", "2023-02-13T25:00:00-08:00", "tomorrow", "2023-02-20T08:00:00-08:00"):
+        with pytest.raises(HTTPError) as bad:
+            timed_get(base + quote(t))
+        error = json.loads(bad.value.read())["error"]
+        assert bad.value.code == 400 and len(error.splitlines()) == 1 and "float" not in error, (t, error)
+
+
+@pytest.fixture(scope="module")
+def small_minilm_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two agents for an hour with the run's default embedder (MiniLM, which loads a model: the slow part)."""
+    run = tmp_path_factory.mktemp("minilm") / "run"
+    start_run(RunConfig(start=START, hours=1, agents=2), run, progress=False)
+    return run
+
+
+@pytest.mark.slow
+def test_a_search_is_fast_from_the_first_request(small_minilm_run: Path) -> None:
+    """The model is loaded before the server listens, not on the first search (which took seconds)."""
+    served = serve_in_thread(small_minilm_run)
+    from memstream.sim import RunDir
+
+    with RunDir.open(small_minilm_run) as run:
+        agent = next(a for a in run.agents if run.stream.has(a))
+    base = f"{served}/recall?agent={quote(agent)}&t=1800&q="
+    times = [timed_get(base + quote(q))[0] for q in ("coffee", "the morning", "plans for today", "a walk")]
+    assert times[0] < 0.5 and max(times) < 0.5, times
+    assert times[0] < 0.1 + 3 * sorted(times[1:])[1], times  # the first no slower than the others
 
 
 @needs_browser

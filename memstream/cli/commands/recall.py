@@ -35,6 +35,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     why = None if args.no_touch else no_touch_reason(args.stream)
     touch = not (args.no_touch or why)
     with open_stream(args.stream, args, create=False, readonly=not touch) as (stream, _):
+        stream.require_owner(args.agent)  # a typed name that matches no one is a typo, not an empty recall
         now = parse_time_arg(args.at, "--at") or stream.latest_time(args.agent)
         recalls = stream.retrieve(args.agent, args.query, now=now, k=args.k, weights=weights, touch=touch)
     if why:  # never a write there: recall reads only, and says so in one line

@@ -14,6 +14,6 @@ from memstream.trust.prompts import CRITIC_PURPOSE, GATE_PURPOSE
 from memstream.trust.verdict import Verdict
 
 __all__ = [
-    "CRITIC_PURPOSE", "GATE_OFF", "GATE_OFFLINE", "GATE_PURPOSE", "Audit", "AuditCounts", "AuditRecord", "Blocked", "BlockedRecord", "Checker", "Verdict",
-    "critic_stage", "gate_stage", "judge_name", "make_checker",
+    "CRITIC_PURPOSE", "GATE_OFF", "GATE_OFFLINE", "GATE_PURPOSE", "Audit", "AuditCounts", "AuditRecord", "Blocked",
+    "BlockedRecord", "Checker", "Verdict", "critic_stage", "gate_stage", "judge_name", "make_checker",
 ]

@@ -24,6 +24,7 @@ from memstream.stream import REFLECTION, MemoryStream, Weights
 
 if TYPE_CHECKING:
     from memstream.eval import DesignRow, ScenarioRow
+    from memstream.sim import Attendance, Diffusion, InterviewAnswer, Network
     from memstream.sweep import Cell
 
 #: What :func:`designs` can plot against context tokens: one of a design row's scores.
@@ -328,7 +329,7 @@ def scenarios(rows: Sequence[ScenarioRow]) -> Figure:
     return fig
 
 
-def diffusion(results: list[dict[str, Any]]) -> Figure:
+def diffusion(results: Sequence[Diffusion]) -> Figure:
     """The share of agents who know the fact, hour by hour, one line per run."""
     fig, ax = _figure(7, 4)
     facts = list(dict.fromkeys(r["fact"] for r in results))
@@ -347,28 +348,30 @@ def diffusion(results: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-def network(result: dict[str, Any]) -> Figure:
+def network(result: Network) -> Figure:
     """Who knows whom at the start and the end of a run, agents on a circle."""
     fig = Figure(figsize=(11, 5.5), layout="constrained")
     names = sorted({n for e in result["edges_start"] + result["edges_end"] for n in e})
     angle = {n: 2 * np.pi * i / max(len(names), 1) for i, n in enumerate(names)}
     xy = {n: (np.cos(a), np.sin(a)) for n, a in angle.items()}
     small = len(names) <= 40
-    for ax, key, title in zip(fig.subplots(1, 2), ("edges_start", "edges_end"), ("start", "end"), strict=True):
-        for a, b in result[key]:
+    sides = (("start", result["edges_start"], result["density_start"]),
+             ("end", result["edges_end"], result["density_end"]))
+    for ax, (title, edges, density) in zip(fig.subplots(1, 2), sides, strict=True):
+        for a, b in edges:
             ax.plot(*zip(xy[a], xy[b], strict=True), color="#4C72B0", alpha=0.35, linewidth=0.8)
         ax.scatter([p[0] for p in xy.values()], [p[1] for p in xy.values()], s=30 if small else 4, color="#DD8452",
                    zorder=3)
         if small:
             for n, (x, y) in xy.items():
                 ax.annotate(n.split()[0], (x * 1.08, y * 1.08), ha="center", va="center", fontsize=7)
-        ax.set_title(f"{title}: density {result[f'density_{title}']:.3f}, {len(result[key])} pairs")
+        ax.set_title(f"{title}: density {density:.3f}, {len(edges)} pairs")
         ax.set_aspect("equal")
         ax.axis("off")
     return fig
 
 
-def attendance(results: list[dict[str, Any]]) -> Figure:
+def attendance(results: Sequence[Attendance]) -> Figure:
     """Per run: agents present at the place during the window, who knew beforehand, and both."""
     fig, ax = _figure(max(7, 3 + 2 * len(results)), 4)
     labels = ["knew", "planned", "present", "present and knew", "present and planned"]
@@ -386,7 +389,7 @@ def attendance(results: list[dict[str, Any]]) -> Figure:
     return fig
 
 
-def interview_scores(answers: list[dict[str, Any]]) -> Figure:
+def interview_scores(answers: Sequence[InterviewAnswer]) -> Figure:
     """Mean judge score per category, one bar per run (from ``memstream measure interviews --judge``)."""
     scored = [a for a in answers if "score" in a]
     if not scored:

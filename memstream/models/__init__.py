@@ -17,8 +17,10 @@ from memstream.models.base import (
     Completion,
     Embedder,
     Message,
+    PrefixCacheShare,
     PurposeUsage,
     SamplingParams,
+    Traffic,
     Usage,
     count_tokens,
     one_line,
@@ -42,6 +44,7 @@ from memstream.models.parsing import (
     register_answer_schema,
     register_answer_tools,
 )
+from memstream.models.probe import ProbeReport
 from memstream.models.request import Request, Stage, answer_all, concurrently, run_direct
 
 DEFAULT_LLM = "offline"
@@ -87,9 +90,9 @@ def make_embedder(spec: str | None = None) -> Embedder:
 __all__ = [
     "ANSWER_TOKENS", "ANSWER_TOOLS", "REQUESTS_IN_FLIGHT", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel",
     "Citations", "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel",
-    "PurposeUsage", "Request", "SamplingParams", "Stage", "Usage", "WordLlamaEmbedder", "answer_all", "answer_tokens",
-    "concurrently", "count_tokens", "items_of", "json_values", "laid_out", "make_chat_model", "make_embedder",
-    "maybe_structured", "one_line", "out_of_character", "parse_structured", "parse_yes_no", "prompt_of",
-    "register_answer_schema", "register_answer_tokens", "register_answer_tools", "register_rules", "run_coroutine",
-    "run_direct", "tie_breaker", "windows",
+    "PrefixCacheShare", "ProbeReport", "PurposeUsage", "Request", "SamplingParams", "Stage", "Traffic", "Usage",
+    "WordLlamaEmbedder", "answer_all", "answer_tokens", "concurrently", "count_tokens", "items_of", "json_values",
+    "laid_out", "make_chat_model", "make_embedder", "maybe_structured", "one_line", "out_of_character",
+    "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema", "register_answer_tokens",
+    "register_answer_tools", "register_rules", "run_coroutine", "run_direct", "tie_breaker", "windows",
 ]

@@ -38,6 +38,14 @@ class SamplingParams(TypedDict, total=False):
     temperature: float
 
 
+class Traffic(TypedDict):
+    """What ``metrics.json`` reports of the traffic (a dict: it is spread into the report as is)."""
+
+    requests_sent: int
+    answers_received: int
+    answers_lost: int
+
+
 class PrefixCacheShare(TypedDict):
     """What ``metrics.json`` reports of the server's prefix cache (a dict: it is dumped as is)."""
 
@@ -181,7 +189,7 @@ class Usage:
         """A call that got no answer still cost the requests sent for it."""
         self.by_purpose.setdefault(purpose, PurposeUsage()).requests += failure.attempts
 
-    def totals(self) -> dict[str, int]:
+    def totals(self) -> Traffic:
         """What ``metrics.json`` reports of the traffic: requests sent (retries included), answers
         received, answers lost (failed for good or unusable twice)."""
         return {"requests_sent": sum(u.requests for u in self.by_purpose.values()),

@@ -6,13 +6,49 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memstream.planning.prompts import MAX_ACTION, MIN_ACTION
 from memstream.timeutil import minute_of_day
 
 #: The activity of the hours an agent sleeps (before waking, after bedtime).
 SLEEPING = "sleeping"
+
+
+class StrokeRecord(TypedDict):
+    """A :class:`Stroke` as a plan memory's metadata and ``memstream plan --json`` hold it (dumped as is)."""
+
+    time: str
+    activity: str
+    location: str
+    minutes: NotRequired[int]
+    cites: NotRequired[list[int]]
+
+
+class ActionRecord(TypedDict):
+    start: str
+    minutes: int
+    activity: str
+    location: str
+
+
+class BlockRecord(TypedDict):
+    start: str
+    minutes: int
+    activity: str
+    location: str
+    importance: int | None
+    actions: list[ActionRecord]
+
+
+class DayPlanRecord(TypedDict):
+    """A :class:`DayPlan` as JSON data: what :meth:`DayPlan.to_dict` writes and :meth:`DayPlan.from_dict` reads."""
+
+    owner: str
+    day: str
+    strokes: list[StrokeRecord]
+    blocks: list[BlockRecord]
+    memory_id: int | None
 
 
 @dataclass
@@ -31,8 +67,8 @@ class Stroke:
     def appointment(self) -> bool:
         return bool(self.cites)
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"time": self.time, "activity": self.activity, "location": self.location}
+    def to_dict(self) -> StrokeRecord:
+        out: StrokeRecord = {"time": self.time, "activity": self.activity, "location": self.location}
         if self.minutes is not None:
             out["minutes"] = self.minutes
         if self.cites:
@@ -40,7 +76,7 @@ class Stroke:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Stroke:
+    def from_dict(cls, data: StrokeRecord) -> Stroke:
         return cls(data["time"], data["activity"], data["location"], data.get("minutes"),
                    tuple(data.get("cites", ())))
 
@@ -111,7 +147,7 @@ class DayPlan:
         return f"Plan for {self.day:%A %d %B %Y}: " + "; ".join(
             f"{s.time} {s.activity} ({s.location})" for s in self.strokes)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DayPlanRecord:
         """JSON-ready data (written by hand: ``dataclasses.asdict`` was a tenth of a large run's time)."""
         return {
             "owner": self.owner, "day": self.day.isoformat(),
@@ -125,7 +161,7 @@ class DayPlan:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> DayPlan:
+    def from_dict(cls, data: DayPlanRecord) -> DayPlan:
         blocks = [Block(datetime.fromisoformat(b["start"]), b["minutes"], b["activity"], b["location"],
                         [Action(datetime.fromisoformat(a["start"]), a["minutes"], a["activity"], a["location"])
                          for a in b["actions"]], b.get("importance"))

@@ -270,7 +270,8 @@ def current_plan(stream: MemoryStream, owner: str, at: datetime) -> tuple[DayPla
         if "decomposition" in m.metadata:
             decompositions.append(m.metadata["decomposition"])
         elif "plan" in m.metadata and datetime.fromisoformat(m.metadata["plan"]["day"]) == day:
-            plan = DayPlan.from_dict({**m.metadata["plan"], "memory_id": m.id})
+            plan = DayPlan.from_dict(m.metadata["plan"])
+            plan.memory_id = m.id  # the memory that holds it (its metadata was written before it had an id)
             identity = Identity.model_validate(m.metadata["identity"])
             break
     if plan is None or identity is None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
 
@@ -19,8 +19,19 @@ register_answer_tokens({DAY_PURPOSE: 400, HOURS_PURPOSE: 800, ACTIONS_PURPOSE: 5
                         REVISE_PURPOSE: 200})
 MIN_STROKES, MAX_STROKES = 5, 8
 MIN_ACTION, MAX_ACTION = 5, 15
+
+
+class ExampleStroke(TypedDict):
+    """A stroke as the model answers it (``because``: the memories an appointment rests on)."""
+
+    time: str
+    activity: str
+    location: str
+    because: NotRequired[list[int]]
+
+
 #: The worked example of a day plan shown in the prompt (someone else's day), as the JSON the model answers.
-DAY_EXAMPLE: dict[str, list[dict[str, Any]]] = {"strokes": [
+DAY_EXAMPLE: dict[str, list[ExampleStroke]] = {"strokes": [
     {"time": "06:30", "activity": "wake up and get ready", "location": "home"},
     {"time": "08:00", "activity": "open the bakery", "location": "bakery"},
     {"time": "12:00", "activity": "have lunch", "location": "park"},

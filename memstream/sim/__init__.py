@@ -7,7 +7,16 @@ step), ``run/`` (settings, the run directory, driving a run), ``analysis/`` (the
 """
 
 from memstream.sim.agents import Whisper, place_lines
-from memstream.sim.analysis import downstream, measures, provenance, source_of
+from memstream.sim.analysis import (
+    Attendance,
+    Diffusion,
+    InterviewAnswer,
+    Network,
+    downstream,
+    measures,
+    provenance,
+    source_of,
+)
 from memstream.sim.run import (
     DEFAULT_HOURS,
     DEFAULT_START,
@@ -37,8 +46,8 @@ from memstream.sim.talk import offline as _offline_rules  # noqa: F401 - registe
 from memstream.sim.town import Map
 
 __all__ = [
-    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Checkpoint", "Map", "RunConfig", "RunDir", "RunFiles",
-    "RunResult", "Whisper", "battery_stage", "downstream", "flag_repeats", "fork_run", "interview_stage",
-    "load_battery", "load_scenario", "mark_repeats", "measures", "place_lines", "provenance", "repeat_count",
-    "resume_run", "scenario_run", "source_of", "start_run", "whisper",
+    "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Attendance", "Checkpoint", "Diffusion", "InterviewAnswer",
+    "Map", "Network", "RunConfig", "RunDir", "RunFiles", "RunResult", "Whisper", "battery_stage", "downstream",
+    "flag_repeats", "fork_run", "interview_stage", "load_battery", "load_scenario", "mark_repeats", "measures",
+    "place_lines", "provenance", "repeat_count", "resume_run", "scenario_run", "source_of", "start_run", "whisper",
 ]

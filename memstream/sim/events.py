@@ -10,10 +10,20 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, NotRequired, TypedDict, cast
 
 from memstream.errors import MemstreamError
 from memstream.files import read_text
+
+
+class Event(TypedDict):
+    """One line of the event log (``events.jsonl``), dumped to JSON as is; ``utterance`` only when one was said."""
+
+    time: str
+    agent: str
+    action: str
+    location: str
+    utterance: NotRequired[str]
 
 
 class EventLog:
@@ -21,10 +31,10 @@ class EventLog:
         self.path = path
         self.lines = 0
         self._file: IO[str] | None = path.open("a", encoding="utf-8") if path else None
-        self.memory: list[dict[str, Any]] = []  # kept when there is no file (tests, notebooks)
+        self.memory: list[Event] = []  # kept when there is no file (tests, notebooks)
 
     def log(self, at: datetime, agent: str, action: str, location: str, utterance: str | None = None) -> None:
-        event = {"time": at.isoformat(), "agent": agent, "action": action, "location": location}
+        event: Event = {"time": at.isoformat(), "agent": agent, "action": action, "location": location}
         if utterance is not None:
             event["utterance"] = utterance
         self.lines += 1
@@ -49,8 +59,9 @@ def truncate(path: Path, lines: int) -> None:
     path.write_text("".join(kept), encoding="utf-8")
 
 
-def read_events(path: Path) -> list[dict[str, Any]]:
-    events = []
+def read_events(path: Path) -> list[Event]:
+    """The log's events, each checked to hold an event's four keys (one line naming the first that does not)."""
+    events: list[Event] = []
     for n, line in enumerate(read_text(path, "event log").splitlines(), 1):
         if line.strip():
             try:
@@ -59,5 +70,5 @@ def read_events(path: Path) -> list[dict[str, Any]]:
                 event = None
             if not isinstance(event, dict) or not {"time", "agent", "action", "location"} <= set(event):
                 raise MemstreamError(f"{path}:{n} is not an event; resume the run (--resume) to repair its log")
-            events.append(event)
+            events.append(cast(Event, event))  # its four keys checked above
     return events

@@ -19,6 +19,7 @@ from memstream.stream.memory import (
     REFLECTION,
     THOUGHT,
     Memory,
+    MemoryRecord,
     MemoryText,
     Recall,
     Weights,
@@ -32,8 +33,8 @@ from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
     "DIALOGUE", "FALLBACK_IMPORTANCE", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION",
-    "THOUGHT", "Memory", "MemoryStream", "MemoryText", "NewMemory", "Recall", "StreamMark", "TimeScope", "Weights",
-    "add_rated", "check_file", "copy_stream", "import_items", "import_jsonl", "importance_stage", "minmax",
+    "THOUGHT", "Memory", "MemoryRecord", "MemoryStream", "MemoryText", "NewMemory", "Recall", "StreamMark", "TimeScope",
+    "Weights", "add_rated", "check_file", "copy_stream", "import_items", "import_jsonl", "importance_stage", "minmax",
     "new_memory", "normalise_owner", "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl",
     "recency", "rewind_stream", "time_scope", "top_k",
 ]

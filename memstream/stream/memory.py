@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, NamedTuple
+from typing import Annotated, Any, NamedTuple, TypedDict
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -95,6 +95,43 @@ class ReadOnlyDict(dict):
 NO_METADATA: Mapping[str, Any] = ReadOnlyDict()
 
 
+class MemoryRecord(TypedDict):
+    """A :class:`Memory` as JSON data (``memstream inspect --json``, provenance): dumped as is."""
+
+    id: int
+    owner: str
+    kind: str
+    text: str
+    created_at: str
+    last_accessed_at: str
+    importance: int
+    cites: list[int]
+    metadata: JsonObject  # what the writer attached, free-form
+
+
+class RecallRow(TypedDict):
+    """A :class:`Recall` flattened, the shape ``memstream recall --json`` prints."""
+
+    rank: int
+    id: int
+    owner: str
+    kind: str
+    text: str
+    created_at: str
+    last_accessed_at: str
+    importance_rating: int
+    cites: list[int]
+    score: float
+    recency: float
+    importance: float
+    relevance: float
+    raw_recency: float
+    raw_importance: float
+    raw_relevance: float
+    time: float
+    weights: dict[str, float]
+
+
 class Memory(NamedTuple):
     """One entry of an agent's stream, as read back. Immutable once written.
 
@@ -112,7 +149,7 @@ class Memory(NamedTuple):
     cites: tuple[int, ...] = ()
     metadata: Mapping[str, Any] = NO_METADATA
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MemoryRecord:
         """JSON-ready fields (times as ISO-8601 strings)."""
         return {"id": self.id, "owner": self.owner, "kind": self.kind, "text": self.text,
                 "created_at": self.created_at.isoformat(),
@@ -157,7 +194,7 @@ class Recall(NamedTuple):
     weights: Weights
     time: float = 0.0  # 1 if the memory was created inside the span the query names
 
-    def as_row(self) -> dict[str, Any]:
+    def as_row(self) -> RecallRow:
         """A flat JSON-ready dict, the shape ``memstream recall --json`` prints."""
         m = self.memory
         return {

@@ -115,20 +115,20 @@ def measure(folder: Path, spec: SweepSpec) -> Measured:
         for m in spec.measures:
             name, o = next(iter(m.items()))
             if name == "diffusion":
-                r = measures.diffusion(run, o["fact"])
-                out[f"diffusion: {o['fact']}"] = {"final_share": r["final_share"]}
+                spread = measures.diffusion(run, o["fact"])
+                out[f"diffusion: {o['fact']}"] = {"final_share": spread["final_share"]}
             elif name == "network":
-                r = measures.network(run)
-                out["network"] = {"density_start": r["density_start"], "density_end": r["density_end"]}
+                known = measures.network(run)
+                out["network"] = {"density_start": known["density_start"], "density_end": known["density_end"]}
             else:
                 from memstream.timeutil import parse_time
 
-                r = measures.attendance(run, o["place"], parse_time(o["from"]), parse_time(o["to"]),
-                                        o.get("invited_fact"))
-                out[f"attendance: {r['place']}"] = {"present": len(r["present"]), "planned": len(r["planned"]),
-                                                    "planned_and_came": r["planned_and_came"],
-                                                    **({"attended_and_knew": r["attended_and_knew"]}
-                                                       if "knew" in r else {})}
+                came = measures.attendance(run, o["place"], parse_time(o["from"]), parse_time(o["to"]),
+                                           o.get("invited_fact"))
+                out[f"attendance: {came['place']}"] = {
+                    "present": len(came["present"]), "planned": len(came["planned"]),
+                    "planned_and_came": came["planned_and_came"],
+                    **({"attended_and_knew": came["attended_and_knew"]} if "knew" in came else {})}
     return out
 
 

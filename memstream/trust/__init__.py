@@ -7,13 +7,13 @@ request stages, answered by a model or by the offline rules (a documented stand-
 """
 
 from memstream.trust import offline as _offline_rules  # noqa: F401 - registers the gate's and critic's rules
-from memstream.trust.audit import Audit, Blocked
+from memstream.trust.audit import Audit, AuditCounts, AuditRecord, Blocked, BlockedRecord
 from memstream.trust.checker import GATE_OFF, GATE_OFFLINE, Checker, make_checker
 from memstream.trust.gate import critic_stage, gate_stage, judge_name
 from memstream.trust.prompts import CRITIC_PURPOSE, GATE_PURPOSE
 from memstream.trust.verdict import Verdict
 
 __all__ = [
-    "CRITIC_PURPOSE", "GATE_OFF", "GATE_OFFLINE", "GATE_PURPOSE", "Audit", "Blocked", "Checker", "Verdict",
-    "critic_stage", "gate_stage", "judge_name", "make_checker",
+    "CRITIC_PURPOSE", "GATE_OFF", "GATE_OFFLINE", "GATE_PURPOSE", "Audit", "AuditCounts", "AuditRecord", "Blocked",
+    "BlockedRecord", "Checker", "Verdict", "critic_stage", "gate_stage", "judge_name", "make_checker",
 ]

@@ -124,10 +124,10 @@ def page_data(run: RunDir, fact: str | None = None) -> dict[str, Any]:
         t = round(datetime.fromisoformat(e["time"]).timestamp() - t0)
         where, action = e["location"], e["action"]
         if not e["agent"]:
-            thing = action.removeprefix("the ").split(" is ", 1)
-            key = (building_of.get(where, -1), thing[0])
-            if len(thing) == 2 and key in thing_of:
-                objects.append([t, thing_of[key], s(thing[1])])
+            named, *now_is = action.removeprefix("the ").split(" is ", 1)
+            key = (building_of.get(where, -1), named)
+            if now_is and key in thing_of:
+                objects.append([t, thing_of[key], s(now_is[0])])
             continue
         if e["agent"] not in agent_of:
             continue

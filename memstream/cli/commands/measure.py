@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memstream.cli.flags import cutoff_flag, endpoint_flags, json_flag
 from memstream.cli.outputs import STDOUT, check_image_output, check_json_output, write_json
@@ -15,7 +15,7 @@ from memstream.timeutil import parse_time
 
 if TYPE_CHECKING:
     from memstream.models import ChatModel
-    from memstream.sim import RunDir
+    from memstream.sim import Attendance, Diffusion, InterviewAnswer, Network, RunDir
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -61,35 +61,47 @@ def cmd_measure(args: argparse.Namespace) -> int:
         from memstream.sim import load_battery
 
         battery = load_battery(args.battery)
-    results: list[dict[str, Any]] = []
+    diffusions: list[Diffusion] = []
+    networks: list[Network] = []
+    attendances: list[Attendance] = []
+    answers: list[InterviewAnswer] = []  # one object per answer, as the schema
+    lines: list[str] = []  # a line per run, said once every run is measured
     with ExitStack() as stack:
         for path in args.runs:
             run = stack.enter_context(RunDir.open(path))
             if args.measure == "diffusion":
-                results.append(measures.diffusion(run, args.fact))
+                spread = measures.diffusion(run, args.fact)
                 if args.llm:
-                    results[-1]["by_interview"] = measures.diffusion_by_interview(run, args.fact, _model(args, run))
+                    spread["by_interview"] = measures.diffusion_by_interview(run, args.fact, _model(args, run))
+                diffusions.append(spread)
+                lines.append(_diffusion_line(spread))
             elif args.measure == "network":
-                results.append(measures.network(run))
+                known = measures.network(run)
                 if args.llm:
-                    results[-1]["by_interview"] = measures.network_by_interview(run, _model(args, run))
+                    known["by_interview"] = measures.network_by_interview(run, _model(args, run))
+                networks.append(known)
+                lines.append(_network_line(known))
             elif args.measure == "attendance":
                 start, end = parse_time(args.from_, "--from"), parse_time(args.to, "--to")  # required flags
-                results.append(measures.attendance(run, args.place, start, end, args.invited_fact))
+                came = measures.attendance(run, args.place, start, end, args.invited_fact)
+                attendances.append(came)
+                lines.append(_attendance_line(came))
             else:
                 judge = _model(args, run, args.judge) if args.judge else None
-                answers = measures.interviews(run, battery, _model(args, run), judge, k=args.k)
-                results.append({"run": str(run.path), "answers": answers})
+                asked = measures.interviews(run, battery, _model(args, run), judge, k=args.k)
+                answers += asked
+                lines.append(_interviews_line(str(run.path), asked))
     if json_out != STDOUT:
-        for r in results:
-            print(_summary(args.measure, r))
-    if args.measure == "interviews":  # one object per answer, as the schema
-        results = [a for r in results for a in r["answers"]]
+        for line in lines:
+            print(line)
+    measured: dict[str, Sequence[object]] = {"diffusion": diffusions, "network": networks,
+                                             "attendance": attendances, "interviews": answers}
+    results = measured[args.measure]
     write_json(json_out, results[0] if len(results) == 1 else results)
     if plot:
-        fig = {"diffusion": lambda: plots.diffusion(results), "network": lambda: plots.network(results[-1]),
-               "attendance": lambda: plots.attendance(results),
-               "interviews": lambda: plots.interview_scores(results)}[args.measure]()
+        fig = {"diffusion": lambda: plots.diffusion(diffusions), "network": lambda: plots.network(networks[-1]),
+               "attendance": lambda: plots.attendance(attendances),
+               "interviews": lambda: plots.interview_scores(answers)}[args.measure]()
         said = f"wrote {plots.save(fig, plot)}"
         print(said, file=sys.stderr if json_out == STDOUT else sys.stdout)  # stdout holds only the JSON
     return 0
@@ -104,33 +116,37 @@ def _model(args: argparse.Namespace, run: RunDir, name: str | None = None) -> Ch
     return run.call_cache(model)
 
 
-def _summary(measure: str, r: dict[str, Any]) -> str:
-    name = Path(r["run"]).name
-    asked = r.get("by_interview")
-    if measure == "diffusion":
-        first = r["by_hour"][0]
-        return (f"{name}: {first['knowers']}/{r['agents']} ({first['share']:.0%}) knew at the start, "
-                f"{r['by_hour'][-1]['knowers']}/{r['agents']} ({r['final_share']:.0%}) at the end"
-                + (f"; asked, {asked['knowers']} said they knew ({len(asked['hallucinated'])} without a memory "
-                   f"of it, {len(asked['missed'])} forgot)" if asked else ""))
-    if measure == "network":
-        return (f"{name}: density {r['density_start']:.3f} at the start ({len(r['edges_start'])} pairs), "
-                f"{r['density_end']:.3f} at the end ({len(r['edges_end'])} pairs)"
-                + (f"; asked, {asked['density']:.3f} ({len(asked['hallucinated'])} claimed without a memory)"
-                   if asked else ""))
-    if measure == "interviews":
-        scored = [a for a in r["answers"] if "score" in a]
-        answered = sum(1 for a in r["answers"] if a.get("answer"))
-        line = f"{name}: {answered}/{len(r['answers'])} questions answered"
-        if scored:
-            categories = dict.fromkeys(a["category"] for a in scored)
-            means = {c: sum(a["score"] for a in scored if a["category"] == c) / sum(
-                a["category"] == c for a in scored) for c in categories}
-            flagged = sum(1 for a in scored if a.get("hallucinated"))
-            line += (f", mean score {sum(a['score'] for a in scored) / len(scored):.2f} of 5 ("
-                     + ", ".join(f"{c} {m:.2f}" for c, m in means.items()) + f"), {flagged} flagged as unsupported")
-        return line
-    knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
-    return (f"{name}: {len(r['present'])} at {r['place']}{knew}; {len(r['planned'])} had planned to be there, "
-            f"{r['planned_and_came']} of them came: " + ", ".join(r["present"][:12]))
+def _diffusion_line(r: Diffusion) -> str:
+    first, asked = r["by_hour"][0], r.get("by_interview")
+    return (f"{Path(r['run']).name}: {first['knowers']}/{r['agents']} ({first['share']:.0%}) knew at the start, "
+            f"{r['by_hour'][-1]['knowers']}/{r['agents']} ({r['final_share']:.0%}) at the end"
+            + (f"; asked, {asked['knowers']} said they knew ({len(asked['hallucinated'])} without a memory "
+               f"of it, {len(asked['missed'])} forgot)" if asked else ""))
 
+
+def _network_line(r: Network) -> str:
+    asked = r.get("by_interview")
+    return (f"{Path(r['run']).name}: density {r['density_start']:.3f} at the start ({len(r['edges_start'])} pairs), "
+            f"{r['density_end']:.3f} at the end ({len(r['edges_end'])} pairs)"
+            + (f"; asked, {asked['density']:.3f} ({len(asked['hallucinated'])} claimed without a memory)"
+               if asked else ""))
+
+
+def _interviews_line(run: str, answers: list[InterviewAnswer]) -> str:
+    scored = [(a, a["score"]) for a in answers if "score" in a]
+    answered = sum(1 for a in answers if a.get("answer"))
+    line = f"{Path(run).name}: {answered}/{len(answers)} questions answered"
+    if scored:
+        categories = dict.fromkeys(a["category"] for a, _ in scored)
+        means = {c: sum(score for a, score in scored if a["category"] == c) / sum(
+            a["category"] == c for a, _ in scored) for c in categories}
+        flagged = sum(1 for a, _ in scored if a.get("hallucinated"))
+        line += (f", mean score {sum(score for _, score in scored) / len(scored):.2f} of 5 ("
+                 + ", ".join(f"{c} {m:.2f}" for c, m in means.items()) + f"), {flagged} flagged as unsupported")
+    return line
+
+
+def _attendance_line(r: Attendance) -> str:
+    knew = f", {len(r['knew'])} knew, {r['attended_and_knew']} of them came" if "knew" in r else ""
+    return (f"{Path(r['run']).name}: {len(r['present'])} at {r['place']}{knew}; {len(r['planned'])} had planned "
+            f"to be there, {r['planned_and_came']} of them came: " + ", ".join(r["present"][:12]))

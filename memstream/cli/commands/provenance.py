@@ -27,18 +27,19 @@ def cmd_provenance(args: argparse.Namespace) -> int:
 
     json_out = check_json_output(args.json, [args.run])
     with RunDir.open(args.run) as run:
-        found = {"run": str(run.path), **provenance(run.stream, args.agent, args.memory, args.fact)}
+        traced = provenance(run.stream, args.agent, args.memory, args.fact)
+    found = {"run": str(run.path), **traced}
     if json_out == STDOUT:
         write_json(json_out, found)
         return 0
-    m = found["memory"]
+    m = traced["memory"]
     print(f"{m['owner']} #{m['id']} ({m['kind']}, {m['created_at'][:16]}): {printable(short(m['text'], 100))}")
     print(f"  came from: {m['source']}")
-    for u in found["upstream"]:
+    for u in traced["upstream"]:
         print(f"  cites #{u['id']} ({u['kind']}): {printable(short(u['text'], 80))}  [{u['source']}]")
-    downstream = found["downstream"]
+    downstream = traced["downstream"]
     print(f"downstream: {len(downstream)} memor{'y' if len(downstream) == 1 else 'ies'}"
-          + (f" (following {found['fact']!r})" if found["fact"] else ""))
+          + (f" (following {traced['fact']!r})" if traced["fact"] else ""))
     for d in downstream:
         mark = " (possibly)" if d["possibly"] else ""
         print(f"  {d['owner']} #{d['id']} ({d['kind']}, {d['created_at'][11:16]}) {d['how']}{mark}: "

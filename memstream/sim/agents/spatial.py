@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from memstream.sim.agents.agent import Agent
 from memstream.sim.town.world import Map, Town
@@ -131,12 +131,34 @@ class Spatial:
             a.places.listing = self.listing(a)
 
 
-def place_tree(town: Town, known: dict[str, str]) -> list[dict[str, Any]]:
+class KnownRoom(TypedDict):
+    """A room of a building the agent has been in, with its objects."""
+
+    name: str
+    objects: list[str]
+
+
+class KnownBuilding(TypedDict):
+    """A building the agent knows, how it knows it (been, seen, told), and its rooms if it has been in."""
+
+    name: str
+    how: str
+    rooms: list[KnownRoom]
+
+
+class KnownArea(TypedDict):
+    """An area of the place tree (``memstream replay --places``, dumped to JSON as is)."""
+
+    area: str
+    buildings: list[KnownBuilding]
+
+
+def place_tree(town: Town, known: dict[str, str]) -> list[KnownArea]:
     """The places of ``known`` (building -> how) as the paper's tree: areas -> buildings (how each is
     known) -> rooms -> objects, the rooms and objects only of the buildings the agent has been in."""
-    tree = []
+    tree: list[KnownArea] = []
     for area in town.areas:
-        buildings = [{"name": b.name, "how": known[b.name],
+        buildings: list[KnownBuilding] = [{"name": b.name, "how": known[b.name],
                       "rooms": [{"name": r.name, "objects": [t.name for t in r.objects]} for r in b.rooms]
                       if known[b.name] == BEEN else []}
                      for b in area.buildings if b.name in known]
@@ -145,7 +167,7 @@ def place_tree(town: Town, known: dict[str, str]) -> list[dict[str, Any]]:
     return tree
 
 
-def place_lines(tree: list[dict[str, Any]]) -> list[str]:
+def place_lines(tree: list[KnownArea]) -> list[str]:
     """The tree as indented lines for a terminal."""
     lines = []
     for area in tree:

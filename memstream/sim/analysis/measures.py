@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
-from typing import Any
 
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, concurrently, run_direct
@@ -21,6 +20,16 @@ from memstream.offline_text import content_words
 from memstream.planning import Stroke, appointment_span
 from memstream.sim.agents.agent import Places
 from memstream.sim.agents.spatial import place_tree
+from memstream.sim.analysis.results import (
+    Attendance,
+    Diffusion,
+    DiffusionAsked,
+    InterviewAnswer,
+    KnownAt,
+    KnownPlaces,
+    Network,
+    NetworkAsked,
+)
 from memstream.sim.run.rundir import RunDir
 from memstream.sim.talk.interview import battery_stage, judge_stage, knows_stage
 from memstream.stream import Memory
@@ -37,7 +46,7 @@ def memories(run: RunDir) -> Iterator[tuple[str, Memory]]:
                 yield agent, m
 
 
-def places(run: RunDir, agent: str) -> dict[str, Any]:
+def places(run: RunDir, agent: str) -> KnownPlaces:
     """The places ``agent`` knows where the run stands (its latest checkpoint), as the paper's tree: areas ->
     buildings (how each is known: been, seen, told) -> rooms -> objects (:mod:`memstream.sim.agents.spatial`)."""
     if agent not in run.agents:
@@ -95,11 +104,11 @@ def _evidence(memories: list[Memory]) -> list[int]:
     return [m.id for m in memories[:EVIDENCE_IDS]]
 
 
-def diffusion(run: RunDir, fact: str) -> dict[str, Any]:
+def diffusion(run: RunDir, fact: str) -> Diffusion:
     """The share of agents with a memory of ``fact``, at the start and every simulated hour."""
     found = knowers(run, fact)
     n = len(run.agents)
-    by_hour = []
+    by_hour: list[KnownAt] = []
     for t in _hours(run):
         knowing = sorted(a for a, ms in found.items() if ms[0].created_at <= t)
         by_hour.append({"time": t.isoformat(), "knowers": len(knowing), "share": round(len(knowing) / n, 4),
@@ -125,7 +134,7 @@ def _acquaintances(run: RunDir) -> dict[tuple[str, str], Memory]:
     return first
 
 
-def network(run: RunDir) -> dict[str, Any]:
+def network(run: RunDir) -> Network:
     """Who knows whom at the start and the end: an undirected edge where one agent has a memory
     naming the other; density = edges / pairs, as the paper's η = 2|E| / (|V|(|V|-1))."""
     known = _acquaintances(run)
@@ -192,7 +201,7 @@ def planned(run: RunDir, place: str, start: datetime, end: datetime) -> dict[str
     return dict(sorted(found.items()))
 
 
-def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> dict:
+def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> Attendance:
     """Who was at ``place`` during [start, end), who had planned to be (an appointment in a day plan),
     and among them who knew ``invited_fact`` beforehand."""
     place = resolve_place(run, place)
@@ -202,7 +211,7 @@ def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_
         raise MemstreamError(f"--to {end.isoformat()} must come after --from {start.isoformat()}")
     present = presence(run, place, start, end)
     meant = planned(run, place, start, end)
-    out: dict[str, Any] = {"run": str(run.path), "place": place, "from": start.isoformat(), "to": end.isoformat(),
+    out: Attendance = {"run": str(run.path), "place": place, "from": start.isoformat(), "to": end.isoformat(),
                            "present": sorted(present), "arrived": present, "planned": sorted(meant),
                            "planned_and_came": len(set(meant) & set(present)), "plan_evidence": meant}
     if invited_fact:
@@ -219,7 +228,7 @@ def _ends(run: RunDir) -> dict[str, datetime]:
     return {a: run.end for a in run.agents}
 
 
-def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> dict[str, Any]:
+def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> DiffusionAsked:
     """Every agent asked at the run's end whether it knows of ``fact``; a "yes" without a memory that
     mentions it is flagged as hallucinated, a "no" despite one as missed."""
     residents = list(run.town.residents)
@@ -234,7 +243,7 @@ def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> dict[str,
                         if k is not None}}
 
 
-def network_by_interview(run: RunDir, chat: ChatModel) -> dict[str, Any]:
+def network_by_interview(run: RunDir, chat: ChatModel) -> NetworkAsked:
     """Every agent asked at the run's end whether it knows each other agent (n(n-1) questions)."""
     residents = list(run.town.residents)
     stages = [knows_stage(run.stream, [r for r in residents if r.name != other.name], other.name, _ends(run))
@@ -250,7 +259,7 @@ def network_by_interview(run: RunDir, chat: ChatModel) -> dict[str, Any]:
 
 
 def interviews(run: RunDir, battery: dict[str, list[str]], chat: ChatModel, judge: ChatModel | None = None,
-               *, k: int = 10) -> list[dict[str, Any]]:
+               *, k: int = 10) -> list[InterviewAnswer]:
     """The battery put to every agent at the run's end (scored by ``judge`` if given)."""
     residents = list(run.town.residents)
     answers = run_direct(battery_stage(run.stream, residents, battery, _ends(run), k=k), chat)

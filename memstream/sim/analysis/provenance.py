@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from memstream.errors import MemstreamError
 from memstream.sim.analysis.measures import fact_terms, mentions
-from memstream.stream import DIALOGUE, PLAN, REFLECTION, THOUGHT, Memory, MemoryStream
+from memstream.stream import DIALOGUE, PLAN, REFLECTION, THOUGHT, Memory, MemoryRecord, MemoryStream
 
 IDENTITY = "identity"
 
@@ -56,6 +56,43 @@ def source_of(m: Memory) -> str:
     return "added directly (no source recorded)"
 
 
+class TracedRecord(TypedDict):
+    """A memory downstream of the source, as ``memstream provenance --json`` writes it."""
+
+    owner: str
+    id: int
+    kind: str
+    created_at: str
+    text: str
+    source: str
+    how: str
+    possibly: bool
+
+
+class SourcedMemory(MemoryRecord):
+    """The memory asked about, with where its text came from."""
+
+    source: str
+
+
+class Upstream(TypedDict):
+    """A memory the source cites (through any chain), with where its text came from."""
+
+    id: int
+    kind: str
+    text: str
+    source: str
+
+
+class Provenance(TypedDict):
+    """Where a memory came from and what came of it (dumped to JSON as is)."""
+
+    memory: SourcedMemory
+    upstream: list[Upstream]
+    fact: str | None
+    downstream: list[TracedRecord]
+
+
 @dataclass(frozen=True)
 class Traced:
     """A memory downstream of the source, and how it came of it."""
@@ -64,13 +101,13 @@ class Traced:
     how: str
     possibly: bool = False  # found by time alone (no --fact): it may or may not carry the source
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TracedRecord:
         m = self.memory
         return {"owner": m.owner, "id": m.id, "kind": m.kind, "created_at": m.created_at.isoformat(),
                 "text": m.text, "source": source_of(m), "how": self.how, "possibly": self.possibly}
 
 
-def provenance(stream: MemoryStream, agent: str, memory_id: int, fact: str | None = None) -> dict[str, Any]:
+def provenance(stream: MemoryStream, agent: str, memory_id: int, fact: str | None = None) -> Provenance:
     """The memory, where it came from (through every memory it cites), and everything downstream of it,
     from every owner's memories in ``stream`` (a run's: ``RunDir.stream``)."""
     by_owner = {o: stream.memories(o) for o in stream.owners()}

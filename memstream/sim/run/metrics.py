@@ -2,12 +2,74 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from memstream.models import CachedChatModel, CachedEmbedder
+from memstream.models import CachedChatModel, CachedEmbedder, PrefixCacheShare, ProbeReport, Traffic
 from memstream.sim.engine import Simulation
 from memstream.sim.run.config import RunConfig
-from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE
+from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE, AuditCounts
+
+
+class ReflectionMetrics(TypedDict):
+    """This process's reflections (not a fork's source's), and the insights each check dropped."""
+
+    insights: int
+    dropped_by_check: dict[str, int]
+
+
+class GateMetrics(AuditCounts):
+    """The write gate: who judged, whether the critic ran, its counts and what its calls cost per agent-step."""
+
+    by: str
+    critic: bool
+    calls_per_agent_step: float
+
+
+class StoppedMidStep(TypedDict):
+    """A run stopped with a model call in flight: when, and the checkpoint a resume starts from."""
+
+    abandoned_at: str
+    resumes_from: str
+
+
+class RunMetrics(Traffic):
+    """A run's ``metrics.json``, written as is (a TypedDict, so the file keeps its exact keys and order).
+
+    The traffic's three counts come from :class:`memstream.models.Traffic`, spread in where the report has them.
+    """
+
+    stopped: str
+    agents: int
+    sim_start: str
+    sim_time: str
+    sim_hours: float
+    wall_s: float
+    agent_steps: int
+    agent_steps_per_s: float
+    model_calls: int
+    cache_hits: int
+    calls_per_agent_step: float
+    model_failures: int
+    lost_by_purpose: dict[str, int]
+    retried: int
+    implausible_by_purpose: dict[str, int]
+    truncated_by_purpose: dict[str, int]
+    endpoint_failing: str | None
+    rounds: int
+    rounds_per_step: float
+    structured_output: str
+    structured_probe: ProbeReport | None
+    prefix_cache_share: PrefixCacheShare
+    reflection: ReflectionMetrics
+    conversation_offers: dict[str, int | float | None]
+    importance_histogram: dict[str, int]
+    memories: int
+    embedding_cache_hits: int
+    embedded_texts: int
+    gate: GateMetrics
+    usage: dict[str, dict[str, int | float]]
+    usage_by_stage: dict[str, dict[str, int | float]]
+    stopped_mid_step: NotRequired[StoppedMidStep]
 
 
 def model_calls(chat: CachedChatModel) -> int:
@@ -16,7 +78,7 @@ def model_calls(chat: CachedChatModel) -> int:
 
 
 def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embedder: CachedEmbedder, wall: float,
-                stopped: str, own_steps_from: int = 0) -> dict[str, Any]:
+                stopped: str, own_steps_from: int = 0) -> RunMetrics:
     """``wall`` is this run directory's own time; ``own_steps_from`` the agent-steps it did not take itself (a
     fork's source's, before the fork point), left out of its rate."""
     calls = model_calls(chat)

@@ -19,7 +19,7 @@ from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Purpose
 from memstream.sim.engine import Simulation
 from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
-from memstream.sim.run.metrics import model_calls, run_metrics
+from memstream.sim.run.metrics import RunMetrics, model_calls, run_metrics
 from memstream.sim.run.rundir import RunDir
 from memstream.sim.run.stop import Stop
 from memstream.trust import Checker, judge_name
@@ -108,14 +108,14 @@ def _abandoned(run: RunDir, sim: Simulation, chat: CachedChatModel, embedder: Ca
     return _finish(run, sim, chat, stop, metrics)
 
 
-def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, metrics: dict) -> RunResult:
+def _finish(run: RunDir, sim: Simulation, chat: CachedChatModel, stop: Stop, metrics: RunMetrics) -> RunResult:
     # also where it stopped between checkpoints
     run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.records.write_metrics(metrics)
     sim.events.close()
     sim.stream.close()
     chat.close()
-    return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=metrics)
+    return RunResult(out=str(run.path), stopped=stop.why, sim_time=sim.now(), metrics=dict(metrics))
 
 
 def run_checker(config: RunConfig, chat: ChatModel) -> Checker:

@@ -29,7 +29,14 @@ from memstream.sim.agents.spatial import Spatial
 from memstream.sim.events import EventLog
 from memstream.sim.talk import prompts
 from memstream.sim.talk.offer import offer_messages
-from memstream.sim.talk.parse import parse_plans, parse_relationship, parse_summary, parse_talk, parse_turn
+from memstream.sim.talk.parse import (
+    Turn,
+    parse_plans,
+    parse_relationship,
+    parse_summary,
+    parse_talk,
+    parse_turn,
+)
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 from memstream.trust import Checker
 
@@ -120,13 +127,13 @@ class Conversations:
                                          conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
                                                                                             TURN_K),
                                          prompts.dialogue_lines(conv.turns))
-        turn = (yield Request(prompts.TURN_PURPOSE, messages, partial(parse_turn, name=a.name))) or {
-            "utterance": "...", "end": True}
-        repeated = any(said == turn["utterance"] for _, said in conv.turns)  # going round in circles: it is over
-        conv.turns.append((a.name, turn["utterance"]))
-        self.events.log(now, a.name, f"says to {other}", conv.place, utterance=turn["utterance"])
+        turn = (yield Request(prompts.TURN_PURPOSE, messages, partial(parse_turn, name=a.name))) or Turn(
+            utterance="...", end=True)
+        repeated = any(said == turn.utterance for _, said in conv.turns)  # going round in circles: it is over
+        conv.turns.append((a.name, turn.utterance))
+        self.events.log(now, a.name, f"says to {other}", conv.place, utterance=turn.utterance)
         conv.next_speaker = other
-        if turn["end"] or repeated or len(conv.turns) >= prompts.MAX_TURNS:
+        if turn.end or repeated or len(conv.turns) >= prompts.MAX_TURNS:
             yield from self._end(conv, now)
 
     def _end(self, conv: Conversation, now: datetime) -> Stage[None]:

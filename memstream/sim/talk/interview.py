@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, cast
 
 from memstream.errors import MemstreamError
 from memstream.files import read_data
@@ -56,6 +56,20 @@ def interview_stage(stream: MemoryStream, resident: Resident, question: str, now
     return answer, recent + [r.memory for r in recalls]
 
 
+class AnswerRecord(TypedDict):
+    """An :class:`Answer` as ``--json`` writes it: its empty fields (no answer, no score, no why) left out."""
+
+    agent: str
+    category: str
+    question: str
+    answer: NotRequired[str]
+    memory_ids: list[int]
+    score: NotRequired[int]
+    hallucinated: NotRequired[bool]
+    why: NotRequired[str]
+    repeats: bool
+
+
 @dataclass
 class Answer:
     agent: str
@@ -68,8 +82,8 @@ class Answer:
     why: str = ""
     repeats: bool = False  # the same answer as to another of the agent's questions (memstream.sim.talk.repeats)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v is not None and v != ""}
+    def to_dict(self) -> AnswerRecord:
+        return cast(AnswerRecord, {k: v for k, v in asdict(self).items() if v is not None and v != ""})
 
 
 def load_battery(path: str | Path | None = None) -> dict[str, list[str]]:

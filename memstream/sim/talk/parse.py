@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, Field
 
 from memstream.errors import StructuredOutputError
@@ -65,7 +63,7 @@ def parse_talk(text: str) -> bool:
     return parse_yes_no(text)
 
 
-def parse_turn(text: str, *, name: str = "") -> dict[str, Any]:
+def parse_turn(text: str, *, name: str = "") -> Turn:
     """An utterance; "Name: ..." (the model echoing the dialogue's format) is the utterance after it."""
     turn = maybe_structured(text, Turn) or Turn(utterance=text.strip().strip('"'), end=False)
     utterance = " ".join(turn.utterance.split())
@@ -75,7 +73,7 @@ def parse_turn(text: str, *, name: str = "") -> dict[str, Any]:
         raise StructuredOutputError("empty utterance")
     if out_of_character(utterance):
         raise StructuredOutputError("the utterance is the model speaking as itself; speak as the agent")
-    return {"utterance": utterance, "end": turn.end}
+    return Turn(utterance=utterance, end=turn.end)
 
 
 def parse_summary(text: str) -> str:

@@ -67,7 +67,7 @@ class WordLlamaEmbedder(Embedder):
 
         root.handlers[:], root.level = handlers, level
         logging.getLogger("wordllama").setLevel(logging.WARNING)
-        folder = Path(wordllama.__file__).parent
+        folder = Path(wordllama.__path__[0])  # the package's folder, where its wheel keeps the weights
         return wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=self.dim)
 
     def _embed(self, texts: list[str]) -> np.ndarray:

@@ -5,6 +5,9 @@ an unknown owner, a naive time ...). The CLI prints its message as one line and
 exits with code 2; library callers catch it like any exception.
 """
 
+import importlib
+from types import ModuleType
+
 
 class MemstreamError(Exception):
     """A problem with the input that the user can fix; the message says how."""
@@ -63,3 +66,24 @@ class CallInterrupted(BaseException):  # a stop, like KeyboardInterrupt, not a f
     def __init__(self, why: str) -> None:
         super().__init__(why)
         self.why = why
+
+
+class MissingExtraError(MemstreamError):
+    """A feature whose packages are one of memstream's optional extras, not installed here.
+
+    ``pip install memstream`` installs the core (the stream, the designs, the town, the facts); the
+    benchmarks' second embedder and the sweep's Ray are extras, so what needs one says which in one line.
+    """
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(f"{feature} needs memstream[{extra}]: pip install 'memstream[{extra}]'")
+        self.extra = extra
+
+
+def import_extra(module: str, *, feature: str, extra: str) -> ModuleType:
+    """``module``, imported when ``feature`` is first used; :class:`MissingExtraError` naming ``extra``
+    when it (or a package it needs) is not installed, instead of a ModuleNotFoundError's traceback."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(feature, extra) from None

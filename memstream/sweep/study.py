@@ -23,7 +23,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memstream.errors import MemstreamError
+from memstream.errors import MemstreamError, import_extra
 from memstream.files import JsonObject
 from memstream.sim import RunDir, RunFiles, measures, resume_run, start_run
 from memstream.sweep.results import Cell, FailedRun, Interval, Measured, RunResult, SweepSummary
@@ -159,12 +159,7 @@ def aggregate(spec: SweepSpec, runs: list[RunResult]) -> list[Cell]:
 
 def _ray() -> ModuleType:
     """The ray module, imported when a sweep runs (an extra, so a clear line without it)."""
-    try:
-        import ray
-    except ImportError:
-        raise MemstreamError("memstream sweep runs on Ray, which is not installed; pip install 'memstream[ray]'") \
-            from None
-    return ray
+    return import_extra("ray", feature="memstream sweep", extra="ray")
 
 
 @contextlib.contextmanager

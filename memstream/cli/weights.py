@@ -7,19 +7,16 @@ positional form (``1,1,2``) is still read, with a warning naming the components.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memstream.cli.parser import warn
 from memstream.errors import MemstreamError
+from memstream.weight_text import RUN_COMPONENTS, WeightTextError, read_named, weight_number
+from memstream.weight_text import WEIGHT_COMPONENTS as COMPONENTS
 
 if TYPE_CHECKING:
     from memstream.stream import Weights
-
-#: The components ``--weights`` can name, short and long, by their long (``Weights``) names.
-COMPONENTS = {"rec": "recency", "imp": "importance", "rel": "relevance", "time": "time", "bm25": "bm25"}
-_LONG = {long: long for long in COMPONENTS.values()}
 
 
 @dataclass(frozen=True, eq=False)  # argparse looks its type up in a dict: hashed by identity
@@ -27,7 +24,7 @@ class WeightSpec:
     """What one command's ``--weights`` takes: its components (short names, in the order the old
     positional form gave them) and their defaults. Names left out keep their defaults."""
 
-    takes: tuple[str, ...] = ("rec", "imp", "rel", "time")
+    takes: tuple[str, ...] = RUN_COMPONENTS
     defaults: dict[str, float] = field(default_factory=lambda: {"rec": 1.0, "imp": 1.0, "rel": 1.0, "time": 0.0})
     #: What the deprecated positional form meant by the numbers it left out, where that differs from
     #: ``defaults`` (interview weighs time by default, but its ``1,1,1`` always meant time 0).
@@ -48,17 +45,10 @@ class WeightSpec:
             raise self._bad(text, "mixes named and positional weights")
         values = {n: self.defaults.get(n, 0.0) for n in self.takes}
         if named:
-            seen: set[str] = set()
-            for part in parts:
-                name, _, number = (x.strip() for x in part.partition("="))
-                short = {v: k for k, v in COMPONENTS.items()}.get(_LONG.get(name.lower(), ""), name.lower())
-                if short not in self.takes:
-                    raise self._bad(text, f"has {name!r}, which this command does not take")
-                if short in seen:
-                    raise self._bad(text, f"names {short} twice")
-                seen.add(short)
-                values[short] = self._number(text, number)
-            return values
+            try:
+                return read_named(parts, self.takes, values)
+            except WeightTextError as e:
+                raise self._bad(text, str(e)) from None
         if not 3 <= len(parts) <= len(self.takes):
             count = "3" if len(self.takes) == 3 else f"3 to {len(self.takes)}"
             raise self._bad(text, f"has {len(parts)} numbers, not {count} ({','.join(self.takes)})")
@@ -71,12 +61,9 @@ class WeightSpec:
 
     def _number(self, text: str, number: str) -> float:
         try:
-            value = float(number)
-        except ValueError:
-            raise self._bad(text, f"has {number!r}, which is not a number") from None
-        if not math.isfinite(value) or not 0 <= value <= 1e6:
-            raise self._bad(text, f"has {number}; a weight is a number from 0 to 1e6")
-        return value
+            return weight_number(number)
+        except WeightTextError as e:
+            raise self._bad(text, str(e)) from None
 
     def _bad(self, text: str, problem: str) -> argparse.ArgumentTypeError:
         return argparse.ArgumentTypeError(f"{text!r} {problem}; name the components this command takes, "

@@ -26,6 +26,7 @@ from memstream.sim.run import (
     RunDir,
     RunFiles,
     RunResult,
+    check_town,
     fork_run,
     load_scenario,
     resume_run,
@@ -47,7 +48,8 @@ from memstream.sim.town import Map
 
 __all__ = [
     "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Answer", "Attendance", "Checkpoint", "Diffusion", "InterviewAnswer",
-    "Map", "Network", "RunConfig", "RunDir", "RunFiles", "RunResult", "Whisper", "battery_stage", "downstream",
-    "flag_repeats", "fork_run", "interview_stage", "load_battery", "load_scenario", "mark_repeats", "measures",
-    "place_lines", "provenance", "repeat_count", "resume_run", "scenario_run", "source_of", "start_run", "whisper",
+    "Map", "Network", "RunConfig", "RunDir", "RunFiles", "RunResult", "Whisper", "battery_stage", "check_town",
+    "downstream", "flag_repeats", "fork_run", "interview_stage", "load_battery", "load_scenario", "mark_repeats",
+    "measures", "place_lines", "provenance", "repeat_count", "resume_run", "scenario_run", "source_of", "start_run",
+    "whisper",
 ]

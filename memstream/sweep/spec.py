@@ -23,8 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from memstream.errors import MemstreamError
 from memstream.files import JsonObject, problem, read_model
-from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, Whisper, load_scenario
+from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, Whisper, check_town, load_scenario
 from memstream.stream import Weights
+from memstream.weight_text import WeightTextError, named_weights
 
 #: The options of ``memstream run`` a sweep may set, in its base or its grid.
 RUN_OPTIONS = ("agents", "hours", "seed", "scenario", "ablate", "weights", "llm", "start", "town", "embedder",
@@ -33,6 +34,9 @@ MEASURE_NAMES = ("diffusion", "network", "attendance")
 #: Runs a sweep may make unless ``--max-runs`` says more: a grid is a cross product, and a typo in it
 #: (a long list, one more option) multiplies the runs; a million runs would take this machine years.
 DEFAULT_MAX_RUNS = 1000
+#: The most ``--max-runs`` may allow: the runs' settings are all made and checked before the first starts, and
+#: a grid past this (a huge one once grew to 19.5 GB in two minutes) is a mistake, not a study.
+MAX_RUNS = 100_000
 
 
 class SweepSpec(BaseModel):
@@ -96,17 +100,27 @@ def load_spec(path: str | Path, *, max_runs: int = DEFAULT_MAX_RUNS) -> SweepSpe
     spec = read_model(path, SweepSpec, "sweep spec", "needs base, grid, measures; see memstream sweep --help")
     check_size(spec, max_runs)
     made: dict[str, JsonObject] = {}
+    towns: set[tuple[str | None, int | None]] = set()
     for params in spec.cells() or [{}]:
         config, _ = config_of(spec, params)  # every run's settings are checked before anything runs
         same = made.setdefault(config.model_dump_json(), params)
         if same is not params:
             raise MemstreamError(f"{path}: the grid's runs {run_name(same)} and {run_name(params)} are the same run "
                                  "(their settings are equal); remove one of the values")
+        if (config.town, config.agents) not in towns:  # and every town file, once
+            towns.add((config.town, config.agents))
+            try:
+                check_town(config)
+            except MemstreamError as e:
+                raise MemstreamError(f"the sweep's run {run_name(params)}: {e}") from None
     return spec
 
 
 def check_size(spec: SweepSpec, max_runs: int) -> None:
     """Refuse a grid of more than ``max_runs`` runs, before any of them is made."""
+    if not 1 <= max_runs <= MAX_RUNS:
+        raise MemstreamError(f"--max-runs {max_runs:,} is over the maximum of {MAX_RUNS:,} runs in one sweep; "
+                             "split the grid into several sweeps")
     if spec.size() > max_runs:
         sizes = " x ".join(f"{len(v)} {k}" for k, v in spec.grid.items())
         raise MemstreamError(f"the sweep's grid makes {spec.size():,} runs ({sizes}), over the limit of {max_runs:,}; "
@@ -136,6 +150,12 @@ def _text(value: Any) -> str:
 
 
 def _weights(value: Any) -> Weights:
+    """A grid's weights: ``rec=1,imp=2`` as the CLI's ``--weights`` reads it, numbers by position, or a mapping."""
+    if isinstance(value, str) and "=" in value:
+        try:
+            return Weights(**named_weights(value))
+        except WeightTextError as e:
+            raise ValueError(f"weights {value!r} {e}") from None
     if isinstance(value, str):
         value = [float(x) for x in value.split(",")]
     if isinstance(value, list):

@@ -33,8 +33,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    "observation, reflection, planning, spatial")
     p.add_argument("--keep-every", type=positive_int, help="keep a checkpoint (a fork point) every this many simulated "
                    "hours (default 12)")
-    p.add_argument("--step-seconds", type=positive_int, default=10)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--step-seconds", type=positive_int, help="simulated seconds per step (default 10)")
+    p.add_argument("--seed", type=int, help="the run's seed (default 0)")
     p.add_argument("--max-calls", type=positive_int,
                    help="stop after this many model calls in this invocation; checkpointed, resume to go on")
     p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
@@ -67,6 +67,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise MemstreamError(f"{' and '.join(modes)} cannot be combined; choose one")
     ablate = [a.strip() for a in args.ablate.split(",") if a.strip()] if args.ablate is not None else None
     if args.resume:
+        kept = [flag for flag, given in (("--seed", args.seed), ("--agents", args.agents),
+                                         ("--embedder", args.embedder), ("--llm", args.llm),
+                                         ("--step-seconds", args.step_seconds), ("--start", args.start),
+                                         ("--town", args.town)) if given is not None]
+        if kept:
+            raise MemstreamError(f"--resume keeps the run's own settings; drop {kept[0]} (fork it to change them: "
+                                 f"memstream run --fork {args.resume} --out NEW ...)")
         gate_given = args.gate is not None or args.critic is not None
         if args.weights is not None or args.decay is not None or ablate is not None or gate_given:
             raise MemstreamError("a run keeps the weights, ablations and gate it started with; fork it to change them: "
@@ -134,18 +141,22 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
 
     from memstream.sim import DEFAULT_HOURS, DEFAULT_START, RunConfig, load_scenario, scenario_run, start_run
 
-    settings = _settings(args, ablate) | {"step_seconds": args.step_seconds, "embedder": args.embedder or "minilm"}
+    defaults = RunConfig.model_fields
+    settings = _settings(args, ablate) | {
+        "step_seconds": defaults["step_seconds"].default if args.step_seconds is None else args.step_seconds,
+        "embedder": args.embedder or "minilm"}
+    seed = defaults["seed"].default if args.seed is None else args.seed
     try:
         if args.scenario:
             if args.town or args.start:
                 raise MemstreamError("--scenario sets the town and the start; drop --town/--start")
             scenario = load_scenario(args.scenario)
             out = Path(args.out or f"runs/{scenario.name}")
-            settings |= {"seed": args.seed} | ({"agents": args.agents} if args.agents else {})
+            settings |= {"seed": seed} | ({"agents": args.agents} if args.agents else {})
             return scenario_run(scenario, out, **settings)
         start = parse_time_arg(args.start, "--start") or DEFAULT_START
         settings.setdefault("hours", DEFAULT_HOURS)
-        config = RunConfig(town=args.town, agents=args.agents, start=start, seed=args.seed, **settings)
+        config = RunConfig(town=args.town, agents=args.agents, start=start, seed=seed, **settings)
     except ValidationError as e:
         raise MemstreamError(f"bad run setting: {problem(e)}") from None
     out = Path(args.out or f"runs/{start:%Y%m%d-%H%M}-{args.agents or 'town'}")
@@ -159,7 +170,8 @@ def _fork(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
     if not args.out:
         raise MemstreamError("--fork needs --out NEW: a fork never writes into the run it comes from")
     fixed = [flag for flag, given in (("--town", args.town), ("--agents", args.agents), ("--start", args.start),
-                                      ("--embedder", args.embedder)) if given]
+                                      ("--embedder", args.embedder), ("--seed", args.seed),
+                                      ("--step-seconds", args.step_seconds)) if given is not None]
     if fixed:
         raise MemstreamError(f"a fork keeps its source's {', '.join(fixed)}; start a new run to change them")
     return fork_run(Path(source), Path(args.out), at=parse_time_arg(at, "--fork @TIME") if at else None,

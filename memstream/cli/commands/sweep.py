@@ -20,7 +20,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")
     p.add_argument("--max-runs", type=positive_int,
-                   help="refuse a grid of more runs than this (default 1,000: memstream.sweep.spec.DEFAULT_MAX_RUNS)")
+                   help="refuse a grid of more runs than this (default 1,000, at most 100,000: "
+                   "memstream.sweep.spec.DEFAULT_MAX_RUNS and MAX_RUNS)")
     return {"sweep": cmd_sweep}
 
 

@@ -7,10 +7,11 @@ from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import DEFAULT_HOURS, DEFAULT_START, FORMAT, RunConfig, RunResult
 from memstream.sim.run.launch import fork_run, resume_run, scenario_run, start_run, whisper
 from memstream.sim.run.layout import RunFiles
+from memstream.sim.run.population import check_town
 from memstream.sim.run.rundir import RunDir
 from memstream.sim.run.scenario import load_scenario
 
 __all__ = [
     "DEFAULT_HOURS", "DEFAULT_START", "FORMAT", "Checkpoint", "RunConfig", "RunDir", "RunFiles", "RunResult",
-    "fork_run", "load_scenario", "resume_run", "scenario_run", "start_run", "whisper",
+    "check_town", "fork_run", "load_scenario", "resume_run", "scenario_run", "start_run", "whisper",
 ]

@@ -132,7 +132,7 @@ class Checkpoints:
     def adopt(self, point: Checkpoint) -> None:
         """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork."""
         copy = self.root / point.folder.name
-        shutil.copytree(point.folder, copy)
+        _copy_without_modes(point.folder, copy)
         _own_clock(copy / STATE)
         write_atomic(self.root / LATEST, point.folder.name)
 
@@ -164,6 +164,17 @@ class Checkpoints:
         except (OSError, ValueError, sqlite3.DatabaseError) as e:
             raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None
         return Checkpoint(point, state, datetime.fromtimestamp(state["time"], self.config.start.tzinfo))
+
+
+def _copy_without_modes(source: Path, copy: Path) -> None:
+    """``source`` copied to ``copy`` with the permissions new files get: a copy of a write-protected run is
+    the fork's own, to write in and prune."""
+    copy.mkdir(parents=True)
+    for entry in source.iterdir():
+        if entry.is_dir():
+            _copy_without_modes(entry, copy / entry.name)
+        else:
+            shutil.copyfile(entry, copy / entry.name)
 
 
 def _point_name(tick: float) -> str:

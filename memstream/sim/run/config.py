@@ -8,12 +8,15 @@ and whispers delivered to a running run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from memstream.errors import MemstreamError
 from memstream.files import Number, WholeNumber
+from memstream.models import check_embedder, check_llm
 from memstream.sim.engine import ABLATIONS
 from memstream.stream import Weights
 from memstream.timeutil import require_aware
@@ -65,6 +68,16 @@ class RunConfig(BaseModel):
             raise ValueError(f"format {value!r} is not {FORMAT!r}")
         return value
 
+    @field_validator("llm")
+    @classmethod
+    def _known_llm(cls, value: str) -> str:
+        return _known(check_llm, value)
+
+    @field_validator("embedder")
+    @classmethod
+    def _known_embedder(cls, value: str) -> str:
+        return _known(check_embedder, value)
+
     @field_validator("ablate")
     @classmethod
     def _ablations(cls, value: list[str]) -> list[str]:
@@ -95,6 +108,14 @@ class RunConfig(BaseModel):
     @property
     def end(self) -> datetime:
         return self.start + timedelta(hours=self.hours)
+
+
+def _known(check: Callable[[str], str], spec: str) -> str:
+    """A model's spec checked as the run's settings are, before any folder is made for them."""
+    try:
+        return check(spec)
+    except MemstreamError as e:
+        raise ValueError(str(e)) from None
 
 
 class RunResult(BaseModel):

@@ -6,6 +6,8 @@ town with its resolved residents), ``streams.db`` (every agent's stream, owner-s
 puts in agents' minds, given at their time), ``metrics.json``, ``blocked.jsonl`` (what the write gate
 kept out) and ``checkpoint/`` (``tNNN/`` folders of a stream copy and ``state.json``, and ``LATEST``
 naming the newest). While a run writes it, ``run.lock`` holds an OS lock (:mod:`memstream.sim.run.dirlock`).
+While a new run or fork is being made, ``.making`` marks it: a folder with the mark and no settings was
+left by a maker that died, and the next run given it clears it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ CONFIG, TOWN, STREAM, CALLS = "config.json", "town.json", "streams.db", "calls.d
 EVENTS, METRICS, WHISPERS, LOCK = "events.jsonl", "metrics.json", "whispers.json", "run.lock"
 CHECKPOINTS, LATEST, STATE = "checkpoint", "LATEST", "state.json"
 BLOCKED = "blocked.jsonl"
+#: The mark of a run folder being made (removed once its settings are written).
+MAKING = ".making"
 #: SQLite's files beside a database in WAL mode.
 SIDECARS = ("-wal", "-shm")
 
@@ -35,6 +39,16 @@ class RunFiles:
     def is_run(self) -> bool:
         """Whether the folder has been made a run directory (it has settings)."""
         return self.config.is_file()
+
+    @property
+    def half_made(self) -> bool:
+        """Whether the folder was left half-made: its maker's mark, and no settings."""
+        return self.making.is_file() and not self.is_run
+
+    @property
+    def making(self) -> Path:
+        """The mark of a run folder being made."""
+        return self.root / MAKING
 
     @property
     def config(self) -> Path:

@@ -16,12 +16,19 @@ MB_PER_AGENT, MB_BASE = 0.1, 300
 
 def resolve_town(config: RunConfig) -> Town:
     """The town of a new run, with its resolved residents; refused before it is built if it cannot fit."""
+    town = check_town(config)
+    return populate(town, config.agents or len(town.residents), config.seed)
+
+
+def check_town(config: RunConfig) -> Town:
+    """The town file of ``config`` read and checked (it has residents or ``agents`` makes them, and they fit
+    in memory), its residents not yet built: what a sweep checks of every run before any worker starts."""
     town = load_town(config.town or default_town_path())
     if not town.residents and not config.agents:
         raise MemstreamError(f"the town {config.town} has no residents; add some to it, or give --agents N "
                              "to generate N")
     check_memory(config.agents or len(town.residents))
-    return populate(town, config.agents or len(town.residents), config.seed)
+    return town
 
 
 def check_memory(agents: int) -> None:

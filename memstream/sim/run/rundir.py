@@ -16,7 +16,10 @@ it holds the writer's lock until closed: a second writer is refused, naming the 
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import shutil
+import stat
 from collections.abc import Sequence
 from datetime import datetime
 from functools import cached_property
@@ -28,7 +31,7 @@ from memstream.sim.agents import Whisper
 from memstream.sim.run.checkpoints import Checkpoint, Checkpoints
 from memstream.sim.run.config import RunConfig
 from memstream.sim.run.dirlock import Busy, DirLock, live_holder
-from memstream.sim.run.layout import CALLS, EVENTS, LOCK, STREAM, RunFiles, require_writer, write_atomic
+from memstream.sim.run.layout import CALLS, EVENTS, LOCK, MAKING, STREAM, RunFiles, require_writer, write_atomic
 from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
 from memstream.sim.run.settings import read_settings
@@ -36,6 +39,8 @@ from memstream.sim.town import Town
 from memstream.stream import MemoryStream, Weights, copy_stream
 
 __all__ = ["Checkpoint", "RunDir"]
+
+log = logging.getLogger(__name__)
 
 
 class RunDir:
@@ -76,11 +81,13 @@ class RunDir:
     @classmethod
     def create(cls, path: str | Path, config: RunConfig, town: Town, whispers: Sequence[Whisper] = ()) -> RunDir:
         """A new run directory at ``path`` (new or empty), writable, its settings, town and whispers written."""
-        run = cls(Path(path), config, town, claim_new(Path(path)))
+        path = Path(path)
+        made = not path.exists()
+        run = cls(path, config, town, claim_new(path))
         try:
             run._write_new(config, town, list(whispers))
         except BaseException:
-            run.close()
+            run._unmake(made)
             raise
         return run
 
@@ -92,7 +99,9 @@ class RunDir:
         The stream is copied whole (SQLite's online backup, so a source still running is copied at one
         commit), then rewound to the point on resume: fork and source both go on appending, each to a file of
         its own; sharing the past between two files would need every read to join them."""
-        run = cls(Path(path), config, source.town, claim_new(Path(path)))
+        path = Path(path)
+        made = not path.exists()
+        run = cls(path, config, source.town, claim_new(path))
         try:
             for name in (CALLS, EVENTS):
                 if (source.path / name).is_file():
@@ -101,16 +110,29 @@ class RunDir:
                 _copy_stream_of(source, run)
             run.checkpoints.adopt(point)
             run._write_new(config, source.town, source.mailbox.whispers())
+        except OSError as e:  # a write-protected source or a full disk: nothing of the fork is left
+            run._unmake(made)
+            raise MemstreamError(f"cannot fork {source.path} into {path} ({e.strerror or e}); nothing was "
+                                 "written") from None
         except BaseException:
-            run.close()
+            run._unmake(made)
             raise
         return run
 
     def _write_new(self, config: RunConfig, town: Town, whispers: list[Whisper]) -> None:
-        """The settings written last: until they are there, no command takes the folder for a run."""
+        """The settings written last: until they are there, no command takes the folder for a run (and the
+        maker's mark goes after them, so a folder with the mark and no settings was left half-made)."""
         self.mailbox.write(whispers)
         write_atomic(self.files.town, town.model_dump_json(indent=2))
         write_atomic(self.files.config, config.model_dump_json(indent=2))
+        self.files.making.unlink(missing_ok=True)
+
+    def _unmake(self, made: bool) -> None:
+        """Take back a new run folder whose making failed: its files, and the folder if it was made for it."""
+        _clear(self.path)
+        self.close()
+        if made:
+            _remove_if_empty(self.path)
 
     def close(self) -> None:
         if self._stream is not None:
@@ -187,19 +209,34 @@ def _copy_stream_of(source: RunDir, fork: RunDir) -> None:
 # -- claiming a folder for a new run ------------------------------------------------------------------
 
 def check_new(path: str | Path) -> None:
-    """Refuse, before anything is made, a ``path`` that cannot be a new run directory."""
+    """Refuse, before anything is made, a ``path`` that cannot be a new run directory (a folder left
+    half-made by a maker that died can: :func:`claim_new` clears it)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise MemstreamError(f"--out {path} is a file; name a new or empty folder")
+    outer = run_around(path)
+    if outer is not None:
+        raise MemstreamError(f"--out {path} is inside the run directory {outer}, whose checkpoints would delete "
+                             "it; choose a folder outside it")
     holder = live_holder(path / LOCK)
     if holder is not None:
         raise MemstreamError(f"{path} is in use by a run writing it ({_who(holder.pid)}); choose another --out")
-    if path.is_dir() and _holds_files(path):
+    if path.is_dir() and _holds_files(path) and not RunFiles(path).half_made:
         raise MemstreamError(f"{path} is not empty; resume it with --resume {path} or choose another --out")
 
 
+def run_around(path: Path) -> Path | None:
+    """The run directory (made or being made) that ``path`` lies inside, if any."""
+    for folder in Path(os.path.abspath(path)).parents:
+        files = RunFiles(folder)
+        if files.is_run or files.making.is_file():
+            return folder
+    return None
+
+
 def claim_new(path: Path) -> DirLock:
-    """The writer's lock on a new or empty folder at ``path`` (made if need be)."""
+    """The writer's lock on a new or empty folder at ``path`` (made if need be), marked as being made; a
+    folder a dead maker left half-made is cleared first, said in one line."""
     check_new(path)
     made = not path.exists()
     try:
@@ -207,11 +244,23 @@ def claim_new(path: Path) -> DirLock:
     except OSError as e:
         raise MemstreamError(f"cannot create the run folder {path} ({e.strerror}); choose another --out") from None
     lock = _take(path, "choose another --out", made=made)
-    if _holds_files(path):  # another run took it and went away between our look and our lock
+    try:
+        if RunFiles(path).half_made:
+            _clear(path)
+            log.warning("%s was a run folder left half-made (its maker was stopped before writing its settings); "
+                        "cleared it to make the run again", path)
+        if _holds_files(path):  # another run took it and went away between our look and our lock
+            raise MemstreamError(f"{path} is not empty; resume it with --resume {path} or choose another --out")
+        try:
+            RunFiles(path).making.touch()
+        except OSError as e:
+            raise MemstreamError(f"cannot write in the run folder {path} ({e.strerror}); choose another "
+                                 "--out") from None
+    except BaseException:
         lock.release()
         if made:
             _remove_if_empty(path)
-        raise MemstreamError(f"{path} is not empty; resume it with --resume {path} or choose another --out")
+        raise
     return lock
 
 
@@ -234,6 +283,30 @@ def _who(pid: int) -> str:
 def _remove_if_empty(path: Path) -> None:
     with contextlib.suppress(OSError):  # not empty (another run's lock is in it), or gone
         path.rmdir()
+
+
+def _clear(path: Path) -> None:
+    """Everything in the run folder ``path`` but its lock, write-protected copies included; the maker's mark
+    last, so a clear cut short is finished by the next."""
+    for entry in sorted(path.iterdir(), key=lambda p: p.name == MAKING):
+        if entry.name == LOCK:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            _open_up(entry)
+            shutil.rmtree(entry)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+def _open_up(folder: Path) -> None:
+    """``folder`` and the folders in it writable by their owner, so that their files can be removed."""
+    owner = stat.S_IRWXU
+    os.chmod(folder, folder.stat().st_mode | owner)
+    for root, dirs, _ in os.walk(folder):
+        for name in dirs:
+            sub = Path(root, name)
+            if not sub.is_symlink():
+                os.chmod(sub, sub.stat().st_mode | owner)
 
 
 def _holds_files(path: Path) -> bool:

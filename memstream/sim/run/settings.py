@@ -14,6 +14,9 @@ from memstream.sim.town import Town
 def read_settings(files: RunFiles) -> tuple[RunConfig, Town]:
     """The run's settings and town, or one line saying why the folder is not a run directory this code reads."""
     path = files.root
+    if files.half_made:
+        raise MemstreamError(f"{path} was left half-made (stopped before its settings were written); make the run "
+                             f"again with memstream run --out {path}, which clears it")
     if not files.is_run:
         raise MemstreamError(f"{path} is not a run directory (no {CONFIG}); make one with memstream run")
     try:

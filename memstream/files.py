@@ -18,11 +18,22 @@ M = TypeVar("M", bound=BaseModel)
 JsonObject = dict[str, Any]
 
 
+def not_a_file(path: Path, what: str = "file") -> str:
+    """Why ``path`` cannot be read as a ``what``, in words that fit: missing, a folder, or not a regular file.
+    Why one place: "no such file" for a folder or a device sent people looking for a file that is there."""
+    if path.is_dir():
+        return f"{path} is a folder, not a {what}; name the {what} in it"
+    if path.exists() or path.is_symlink():
+        return (f"{path} is not a regular file (a device, a pipe, a socket or a broken link); "
+                f"give a {what}")
+    return f"no such {what}: {path}"
+
+
 def read_text(path: str | Path, what: str = "file") -> str:
     """The UTF-8 text of ``path``; :class:`MemstreamError` naming the problem if there is none."""
     path = Path(path)
     if not path.is_file():
-        raise MemstreamError(f"no such {what}: {path}")
+        raise MemstreamError(not_a_file(path, what))
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as e:

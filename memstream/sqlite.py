@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memstream.errors import MemstreamError
+from memstream.files import not_a_file
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +180,7 @@ def check_file(path: str | Path, kind: StoreKind, deeper: Callable[[Connection],
     SQLite's integrity, the kind's tables, format and version, then ``deeper``'s (the store's own)."""
     path = Path(path)
     if not path.is_file():
-        return [f"{path}: no such file"]
+        return [not_a_file(path, kind.noun) if path.exists() or path.is_symlink() else f"{path}: no such file"]
     try:
         db = _open_read(path, kind)
     except DAMAGED as e:

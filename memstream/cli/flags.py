@@ -25,6 +25,11 @@ def agent_flag(p: argparse.ArgumentParser, *, required: bool = True,
         require(p, "agent", "--agent NAME")
 
 
+#: The most memories (or facts) ``-k`` may ask for: more than any stream a person reads, and far fewer than
+#: would make a command run on (a huge ``-k`` once did).
+MAX_K = 10_000
+
+
 def positive_ints(text: str) -> list[int]:
     """Comma-separated positive integers, e.g. ``5,10,20``: sorted, each once."""
     try:
@@ -36,11 +41,27 @@ def positive_ints(text: str) -> list[int]:
     return ks
 
 
+def cutoff(text: str) -> int:
+    """One ``-k``: a positive whole number up to :data:`MAX_K`."""
+    value = positive_int(text)
+    if value > MAX_K:
+        raise argparse.ArgumentTypeError(f"{text[:20]} is over the most -k takes, {MAX_K:,}")
+    return value
+
+
+def cutoffs(text: str) -> list[int]:
+    """Several ``-k``: positive whole numbers up to :data:`MAX_K`."""
+    ks = positive_ints(text)
+    if ks[-1] > MAX_K:
+        raise argparse.ArgumentTypeError(f"{str(ks[-1])[:20]} is over the most -k takes, {MAX_K:,}")
+    return ks
+
+
 def cutoff_flag(p: argparse.ArgumentParser, *, default: int | list[int] = 10, several: bool = False,
                 help: str = "memories to draw on") -> None:
     """``-k``: how many memories a command takes from the top (``several``: a list of cut-offs, as
     ``-k 5,10``); ``--k`` is its deprecated alias."""
-    kind = positive_ints if several else positive_int
+    kind = cutoffs if several else cutoff
     shown = ",".join(map(str, default)) if isinstance(default, list) else default
     p.add_argument("-k", type=kind, default=default, metavar="K,K..." if several else "K",
                    help=f"{help} (default {shown})")
@@ -64,6 +85,8 @@ def output_flag(p: argparse.ArgumentParser, *, required: bool, help: str) -> Non
 
 
 def positive_int(text: str) -> int:
+    if not text.strip().lstrip("+-").isascii():  # int() takes digits of every script; a flag takes 0-9
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
     try:
         value = int(text)
     except ValueError:

@@ -12,10 +12,10 @@ where it can be) and counted as ``truncated`` for its purpose.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from memstream.errors import MemstreamError
+from memstream.models.env import env_text, is_whole
 
 #: Tokens an answer may take when its purpose registered no bound.
 DEFAULT_ANSWER_TOKENS = 512
@@ -41,14 +41,14 @@ def answer_tokens(purpose: str) -> int:
 
 
 def _overrides() -> dict[str, int]:
-    raw = os.environ.get("MEMSTREAM_MAX_TOKENS", "").strip()
+    raw = env_text("MEMSTREAM_MAX_TOKENS")
     if not raw:
         return {}
     out: dict[str, int] = {}
     for part in raw.split(","):
         purpose, _, value = part.rpartition("=")
         value = value.strip()
-        if not value.isdigit() or int(value) <= 0:
+        if not is_whole(value) or int(value) <= 0:
             raise MemstreamError(f"MEMSTREAM_MAX_TOKENS={raw!r}: write N or purpose=N,purpose=N with N a positive "
                                  "whole number of tokens")
         out[purpose.strip() or "*"] = int(value)

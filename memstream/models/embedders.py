@@ -23,6 +23,7 @@ import numpy as np
 
 from memstream.errors import MemstreamError, import_extra
 from memstream.models.base import Embedder
+from memstream.models.env import count_setting
 
 if TYPE_CHECKING:  # imported when the embedder is first used: tokenizers loads a native library
     from tokenizers import Tokenizer
@@ -106,6 +107,10 @@ def length_batches(lengths: list[int], batch_size: int, max_area: int = MAX_BATC
     return batches
 
 
+#: The most threads ``MEMSTREAM_THREADS`` may ask onnxruntime for (more than any machine here has cores).
+MAX_THREADS = 1024
+
+
 class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2, int8 ONNX, mean pooled. Reads at most ``max_tokens`` tokens of a text.
 
@@ -122,7 +127,8 @@ class MiniLMEmbedder(Embedder):
     def __init__(self, max_tokens: int = 256, batch_size: int = 32, threads: int | None = None) -> None:
         self.max_tokens = max_tokens
         self.batch_size = batch_size
-        self.threads = int(os.environ.get("MEMSTREAM_THREADS") or 0) if threads is None else threads
+        self.threads = threads if threads is not None else count_setting(
+            None, "MEMSTREAM_THREADS", 0, MAX_THREADS, "the embedder's threads (0: as many as the machine has)", low=0)
 
     @cached_property
     def _tokenizer(self) -> Tokenizer:

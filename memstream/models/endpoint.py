@@ -13,12 +13,11 @@ endpoint stops a run within about ``attempts x (timeout + MAX_BACKOFF_S)`` per w
 from __future__ import annotations
 
 import math
-import os
 import time
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from memstream.errors import MemstreamError
+from memstream.models.env import count_setting
 
 #: Requests sent for one call at most (the first and two retries), unless MEMSTREAM_ATTEMPTS says.
 DEFAULT_ATTEMPTS = 3
@@ -30,20 +29,6 @@ MAX_BREAKER = 10_000
 MAX_BACKOFF_S = 30.0
 #: The longest ``Retry-After`` waited for; a server asking for more fails the request instead.
 MAX_WAIT_S = 120.0
-
-
-def count_setting(value: int | None, variable: str, default: int, top: int, what: str) -> int:
-    """``value``, else the environment variable, else ``default``: a whole number in 1..``top``."""
-    if value is None:
-        raw = os.environ.get(variable, "").strip()
-        if not raw:
-            return default
-        if not raw.isdigit():
-            raise MemstreamError(f"{variable}={raw!r} is not a whole number; set it to {what} (1 to {top})")
-        value = int(raw)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
-        raise MemstreamError(f"{what} must be a whole number from 1 to {top}, not {value!r}")
-    return value
 
 
 def attempts_setting(value: int | None = None) -> int:

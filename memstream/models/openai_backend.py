@@ -38,6 +38,7 @@ from memstream.models.base import (
     SamplingParams,
 )
 from memstream.models.bounds import answer_tokens, bounded_schema
+from memstream.models.env import setting
 from memstream.models.layout import issue_order
 from memstream.models.parsing import ANSWER_SCHEMAS, ANSWER_TOOLS, tool_call_text
 from memstream.models.probe import (
@@ -161,21 +162,6 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
 #: (llama.cpp on a laptop) wants a longer timeout and fewer in flight, vLLM more in flight.
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_CONCURRENCY = 8
-
-
-def setting(value: float | None, variable: str, default: float, what: str) -> float:
-    """``value``, else the environment variable, else ``default``; a bad value is one clear error."""
-    if value is None:
-        raw = os.environ.get(variable)
-        if raw is None or not raw.strip():
-            return default
-        try:
-            value = float(raw)
-        except ValueError:
-            raise MemstreamError(f"{variable}={raw!r} is not a number; set it to {what}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise MemstreamError(f"{what} must be a positive number, not {value!r}")
-    return value
 
 
 #: Token counts above this are not believed (a server's bug, not a bill): counted as 0.

@@ -12,7 +12,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from memstream.errors import MemstreamError
-from memstream.files import Number, WholeNumber, read_model
+from memstream.files import Number, WholeNumber, not_a_file, read_model
 from memstream.sim.agents.whisper import WhisperText
 from memstream.timeutil import require_aware
 
@@ -66,6 +66,8 @@ def bundled() -> list[str]:
 def load_scenario(name_or_path: str) -> Scenario:
     """A bundled scenario by name, or a scenario file; one clear error naming what is wrong."""
     path = BUNDLED / f"{name_or_path}.yaml" if name_or_path in bundled() else Path(name_or_path)
+    if path.exists() and not path.is_file():
+        raise MemstreamError(not_a_file(path, "scenario file"))
     if not path.is_file():
         raise MemstreamError(f"no scenario {name_or_path!r}: name a file or one of {', '.join(bundled())}")
     scenario = read_model(path, Scenario, "scenario", "needs name, start with a zone, hours; optional town, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from memstream.cli.flags import agent_flag, cutoff_flag, output_flag, parse_time_arg, positive_int
 from memstream.cli.outputs import check_image_output
@@ -67,30 +68,23 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from_json = args.plot in ("recall", "designs", "scenarios")
     out = check_image_output(args.output, "-o", [args.eval_json] if from_json else [args.src])
     if args.plot == "sweep":
-        cells = read_json(Path(args.src) / "results.json", "sweep results (results.json)")
-        if not isinstance(cells, list) or not all(isinstance(c, dict) and "measures" in c for c in cells):
-            raise MemstreamError(f"{args.src}/results.json is not memstream sweep output")
+        cells = _rows(Path(args.src) / "results.json", "sweep results (results.json)", "measures",
+                      f"{args.src}/results.json", "memstream sweep output", empty_ok=True)
         print(f"wrote {plots.save(plots.sweep(cells), out)}")
         return 0
     if args.plot == "scenarios":
-        path = Path(args.eval_json)
-        rows = read_json(path, "eval scenarios --json output")
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "per_turn" in r for r in rows):
-            raise MemstreamError(f"{path} is not memstream eval scenarios --json output")
+        rows = _rows(Path(args.eval_json), "eval scenarios --json output", "per_turn", str(Path(args.eval_json)),
+                     "memstream eval scenarios --json output")
         print(f"wrote {plots.save(plots.scenarios(rows), out)}")
         return 0
     if args.plot == "designs":
-        path = Path(args.eval_json)
-        rows = read_json(path, "eval --design --json output")
-        if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) and "design" in r for r in rows):
-            raise MemstreamError(f"{path} is not memstream eval --design --json output")
+        rows = _rows(Path(args.eval_json), "eval --design --json output", "design", str(Path(args.eval_json)),
+                     "memstream eval --design --json output")
         print(f"wrote {plots.save(plots.designs(rows, measure=args.measure), out)}")
         return 0
     if args.plot == "recall":
-        path = Path(args.eval_json)
-        results = read_json(path, "eval --json output")
-        if not isinstance(results, list) or not all(isinstance(r, dict) and "retriever" in r for r in results):
-            raise MemstreamError(f"{path} is not memstream eval --json output")
+        results = _rows(Path(args.eval_json), "eval --json output", "retriever", str(Path(args.eval_json)),
+                        "memstream eval --json output", empty_ok=True)
         print(f"wrote {plots.save(plots.recall(results), out)}")
         return 0
     src = Path(args.src)
@@ -119,3 +113,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
     print(f"wrote {plots.save(fig, out)}")
     return 0
 
+
+def _rows(path: Path, read_as: str, key: str, shown: str, output: str, *, empty_ok: bool = False) -> list[Any]:
+    """The rows of a JSON file another command wrote (a list of objects, each with ``key``), or one line
+    saying the file at ``shown`` is not that ``output``."""
+    rows = read_json(path, read_as)
+    if not isinstance(rows, list) or (not rows and not empty_ok) or \
+            not all(isinstance(r, dict) and key in r for r in rows):
+        raise MemstreamError(f"{shown} is not {output}")
+    return rows

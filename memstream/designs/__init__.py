@@ -9,7 +9,7 @@ Every model call a design makes is a request stage; its offline rules are in ``o
 """
 
 from memstream.designs import offline as _offline_rules  # noqa: F401 - registers the summary rule
-from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, OwnerRows
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
 from memstream.designs.entries import Entry, Record, entry
@@ -30,15 +30,17 @@ from memstream.designs.retrievers import (
     score,
     tokenize,
 )
+from memstream.designs.store import BoundDesign, DesignStore, open_design
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
 
 __all__ = [
     "COMPACTIONS", "DESIGNS", "DROPPED_EDITS", "NEEDS_IMPORTANCE", "RETRIEVAL_DESIGNS", "RETRIEVAL_WEIGHTS",
-    "RETRIEVERS", "Block", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "Entry", "FactsConfig",
-    "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line", "MemoryBlock", "MemoryDesign",
-    "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals", "StreamConfig", "StreamDesign",
-    "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index", "bm25_scores", "check_retriever",
-    "design_names", "entry", "entry_key", "load_state", "make_design", "save_state", "score", "tokenize",
+    "RETRIEVERS", "Block", "BoundDesign", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "DesignStore",
+    "Entry", "FactsConfig", "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line",
+    "MemoryBlock", "MemoryDesign", "OwnerRows", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals",
+    "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
+    "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
+    "open_design", "save_state", "score", "tokenize",
 ]

@@ -22,14 +22,16 @@ answer many owners' questions at once, through the call cache, with retries coun
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar, Generic, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, JsonValue
 
 from memstream.designs.context import Context
-from memstream.designs.entries import Entry
+from memstream.designs.entries import Entry, Record
+from memstream.designs.ids import IdSource
 from memstream.designs.state import DesignState
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder, Stage, run_direct
@@ -41,6 +43,22 @@ from memstream.trust import Checker
 #: short of its target, an edit whose anchor did not match, a write over a limit).
 COMPACTIONS = "compactions"
 DROPPED_EDITS = "dropped_edits"
+
+
+@dataclass
+class OwnerRows:
+    """One owner's memory as a design store keeps it.
+
+    ``records``: the owner's records in the order written (a store appends those it does not hold yet;
+    records never change). ``extras``: what the design keeps beside a record (a rating, the turns an
+    archival passage came from), by record id, written with the record. ``docs``: small documents by name
+    (a summary, an agent's queue), rewritten when they change, so each must stay small as memory grows.
+    ``logs``: append-only lists by name (profile versions), of which a store appends what is new."""
+
+    records: Sequence[Record] = ()
+    extras: Mapping[int, JsonValue] = field(default_factory=dict)
+    docs: dict[str, JsonValue] = field(default_factory=dict)
+    logs: Mapping[str, Sequence[JsonValue]] = field(default_factory=dict)
 
 
 class DesignConfig(BaseModel):
@@ -100,6 +118,33 @@ class MemoryDesign(ABC, Generic[S]):
         """What the design has counted of its own upkeep since it was made (or its state was set), by
         name (``COMPACTIONS``, ``DROPPED_EDITS``, or the design's own); empty for one that counts nothing."""
         return {}
+
+    # -- kept in a store, owner by owner (memstream.designs.store) --------------------------------
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        """What this design keeps of ``owner``, as a store's rows (:class:`OwnerRows`); the store writes
+        only what is new or changed since it last wrote. An owner the design holds nothing of: empty rows."""
+        raise MemstreamError(f"the {self.name} design cannot be kept in a design store")
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        """Hold ``owner``'s memory as ``rows`` say (what :meth:`owner_rows` gave, read back); the design holds
+        nothing of ``owner`` before (:meth:`drop_owner`)."""
+        raise MemstreamError(f"the {self.name} design cannot be kept in a design store")
+
+    def drop_owner(self, owner: str) -> None:
+        """Forget ``owner`` in memory: every record, summary, block, index entry and cached line of it."""
+        raise MemstreamError(f"the {self.name} design cannot be kept in a design store")
+
+    def shared_rows(self) -> dict[str, JsonValue]:
+        """What the design keeps across owners (blocks attached to several owners), each small document by
+        name; the store writes a document when it changes."""
+        return {}
+
+    def load_shared(self, rows: Mapping[str, JsonValue]) -> None:
+        """Hold the documents :meth:`shared_rows` gave, read back."""
+
+    def use_ids(self, ids: IdSource) -> None:
+        """Take record ids from ``ids`` (a store hands out ids no other process takes) from now on."""
 
     @abstractmethod
     def get_state(self) -> S:

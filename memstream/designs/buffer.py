@@ -15,12 +15,12 @@ from datetime import datetime
 
 from pydantic import Field
 
-from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, OwnerRows, check_budget
 from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
-from memstream.designs.log import RecordLog
+from memstream.designs.log import LogRows, RecordLog
 from memstream.designs.state import SavedSummary, SummarisedOwner, SummarisedState, records_of
-from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.summary import Summary, absorb_stage, summary_doc, summary_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
 from memstream.stream import normalise_owner
@@ -33,7 +33,7 @@ class BufferConfig(DesignConfig):
     summary_share: float = Field(default=0.3, ge=0, le=1, description="of the budget, at most, for the summary")
 
 
-class BufferSummary(MemoryDesign[SummarisedState]):
+class BufferSummary(LogRows, MemoryDesign[SummarisedState]):
     name = "buffer-summary"
     Config = BufferConfig
     State = SummarisedState
@@ -74,6 +74,19 @@ class BufferSummary(MemoryDesign[SummarisedState]):
     def counters(self) -> dict[str, int]:
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
         return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        mine = self.log.records(owner)
+        return OwnerRows(mine, docs={"summary": summary_doc(self._summary(owner), mine)})
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        super().load_owner(owner, rows)
+        if "summary" in rows.docs:
+            self.summaries[owner] = summary_of(rows.docs["summary"], rows.records)  # type: ignore[arg-type]
+
+    def drop_owner(self, owner: str) -> None:
+        super().drop_owner(owner)
+        self.summaries.pop(owner, None)
 
     def get_state(self) -> SummarisedState:
         records = self.log.saved()

@@ -8,11 +8,13 @@ provenance names.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
 from memstream.stream import MemoryText
@@ -31,6 +33,17 @@ class Entry(BaseModel):
     source: str = "user"
     kind: Kind = "turn"
     session: str = ""
+    #: The entry's own id, if its writer gives one: the same id written again for the same owner is
+    #: stored once (a retried write). Without one, the entry is known by its time, source, kind and text.
+    id: str | None = Field(default=None, min_length=1, max_length=200)
+
+    @property
+    def key(self) -> str:
+        """What makes this entry the same entry when written again (its id, else a digest of what it says)."""
+        if self.id is not None:
+            return f"id:{self.id}"
+        said = json.dumps([self.at.isoformat(), self.source, self.kind, self.session, self.text])
+        return "sha256:" + hashlib.sha256(said.encode()).hexdigest()[:32]
 
     @field_validator("at")
     @classmethod

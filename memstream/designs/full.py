@@ -16,7 +16,7 @@ from pydantic import Field
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
-from memstream.designs.log import RecordLog
+from memstream.designs.log import LogRows, RecordLog
 from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
@@ -27,7 +27,7 @@ class FullConfig(DesignConfig):
     window_tokens: int = Field(default=128_000, gt=0)
 
 
-class FullContext(MemoryDesign[LogState]):
+class FullContext(LogRows, MemoryDesign[LogState]):
     name = "full"
     Config = FullConfig
     State = LogState

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from memstream.designs.base import OwnerRows
 from memstream.designs.context import Line
 from memstream.designs.entries import Entry, Record, stamp_of
+from memstream.designs.ids import Counter, IdSource
 from memstream.designs.state import OwnerRecords, saved_records
 from memstream.models import count_tokens
 from memstream.stream import normalise_owner
@@ -21,7 +23,11 @@ class RecordLog:
     def __init__(self) -> None:
         self.by_owner: dict[str, list[Record]] = {}
         self.lines: dict[str, list[Line]] = {}  # each record's line, made once
-        self.next_id = 1
+        self.ids: IdSource = Counter()
+
+    @property
+    def next_id(self) -> int:
+        return self.ids.next_id
 
     def append(self, owner: str, entries: Sequence[Entry]) -> list[Record]:
         owner = normalise_owner(owner)
@@ -29,8 +35,7 @@ class RecordLog:
         lines = self.lines.setdefault(owner, [])
         made = []
         for e in entries:
-            record = Record(self.next_id, owner, e.text, e.at, e.source, e.kind, e.session)
-            self.next_id += 1
+            record = Record(self.ids.take(), owner, e.text, e.at, e.source, e.kind, e.session)
             mine.append(record)
             lines.append(line_of(record))
             made.append(record)
@@ -61,7 +66,37 @@ class RecordLog:
             if records:
                 mine = self.by_owner[owner] = sorted(records, key=lambda r: r.id)
                 self.lines[owner] = [line_of(r) for r in mine]
-        self.next_id = next_id
+        self.ids = Counter(next_id)
+
+    def hold(self, owner: str, records: Sequence[Record]) -> None:
+        """Hold exactly ``records`` for ``owner`` (in the order given: the order they were written)."""
+        self.drop(owner)
+        if records:
+            self.by_owner[owner] = list(records)
+            self.lines[owner] = [line_of(r) for r in records]
+
+    def drop(self, owner: str) -> None:
+        self.by_owner.pop(owner, None)
+        self.lines.pop(owner, None)
+
+
+class LogRows:
+    """How a design that keeps its records in a :class:`RecordLog` (``self.log``) is kept in a store: its
+    records are its rows; a design that keeps more extends these."""
+
+    log: RecordLog
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        return OwnerRows(self.log.records(owner))
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        self.log.hold(owner, rows.records)
+
+    def drop_owner(self, owner: str) -> None:
+        self.log.drop(owner)
+
+    def use_ids(self, ids: IdSource) -> None:
+        self.log.ids = ids
 
 
 def line_of(record: Record) -> Line:

@@ -12,7 +12,11 @@ everything the summary says.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import JsonValue
 
 from memstream.designs import prompts
 from memstream.designs.context import Line
@@ -29,6 +33,8 @@ class Summary:
     pending: list[Record] = field(default_factory=list)  # evicted, not yet absorbed
     calls: int = 0
     skipped: list[int] = field(default_factory=list)  # ids of records whose new summary was rejected
+    #: The last :func:`summary_doc` made, with what it was made from (a store asks at every write).
+    memo: tuple[tuple[Any, ...], dict[str, JsonValue]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def done(self) -> int:
@@ -41,6 +47,46 @@ class Summary:
         parts = [s.strip() for s in self.text.replace("\n", " ").split(". ") if s.strip()]
         texts = [p if p.endswith((".", "!", "?")) else p + "." for p in parts]
         return [Line(t, count_tokens(t), ids, float(i)) for i, t in enumerate(texts)]
+
+
+def summary_doc(summary: Summary, records: Sequence[Record]) -> dict[str, JsonValue]:
+    """The summary as a small document for a store: which of ``records`` (the list it summarises, in order)
+    it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows."""
+    made_from = (summary.text, summary.calls, len(summary.covers), len(summary.skipped), len(summary.pending),
+                 summary.pending[0].id if summary.pending else 0, summary.covers[-1:], summary.skipped[-1:])
+    if summary.memo is not None and summary.memo[0] == made_from:
+        return summary.memo[1]
+    position = {r.id: i for i, r in enumerate(records)}
+    doc: dict[str, JsonValue] = {
+        "text": summary.text, "calls": summary.calls, "covers": runs([position[i] for i in summary.covers]),
+        "skipped": runs([position[i] for i in summary.skipped]),
+        "pending": runs([position[r.id] for r in summary.pending])}
+    summary.memo = (made_from, doc)
+    return doc
+
+
+def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
+    """The summary a :func:`summary_doc` document describes, over the same ``records``."""
+    def at(key: str) -> list[Record]:
+        return [records[i] for i in unruns(doc[key])]
+
+    return Summary(str(doc["text"]), [r.id for r in at("covers")], at("pending"), int(doc["calls"]),
+                   [r.id for r in at("skipped")])
+
+
+def runs(positions: Sequence[int]) -> list[JsonValue]:
+    """``[0, 1, 2, 5]`` as ``[[0, 3], [5, 1]]``: each run's start and length."""
+    made: list[list[int]] = []
+    for p in positions:
+        if made and made[-1][0] + made[-1][1] == p:
+            made[-1][1] += 1
+        else:
+            made.append([p, 1])
+    return [list[JsonValue](run) for run in made]
+
+
+def unruns(made: Any) -> list[int]:
+    return [start + k for start, length in made for k in range(length)]
 
 
 def absorb_stage(summary: Summary, batch: int, max_words: int, *, everything: bool = False,

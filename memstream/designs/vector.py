@@ -12,18 +12,18 @@ from datetime import datetime
 
 import numpy as np
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import DesignConfig, MemoryDesign, OwnerRows, check_budget
 from memstream.designs.context import Context, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
-from memstream.designs.log import RecordLog
+from memstream.designs.log import LogRows, RecordLog
 from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import normalise_owner, top_k
 
 
-class VectorDesign(MemoryDesign[LogState]):
+class VectorDesign(LogRows, MemoryDesign[LogState]):
     name = "vector"
     State = LogState
 
@@ -56,6 +56,14 @@ class VectorDesign(MemoryDesign[LogState]):
         ranked = (lines[i] for i in top_k(relevance, len(lines)))
         fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
         return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        super().load_owner(owner, rows)
+        self._index(owner).add(list(rows.records))
+
+    def drop_owner(self, owner: str) -> None:
+        super().drop_owner(owner)
+        self.indexes.pop(owner, None)
 
     def get_state(self) -> LogState:
         return LogState(next_id=self.log.next_id, owners=self.log.saved())

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memstream.designs import Entry, entry, open_design
@@ -60,19 +60,22 @@ def both(tmp_path: Path, postgres_spec: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("name", list(DESIGNS))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(said=texts, more=texts)
-def test_memory_written_to_either_back_end_reads_back_the_same(both: tuple[str, str], name: str,
-                                                               said: list[str], more: list[str]) -> None:
-    owner = f"o{time.monotonic_ns()}"  # a fresh owner per example, in the test's two stores
-    for spec in both:
-        with opened(name, spec) as memory:
-            memory.write(owner, entries(said))
-            memory.consolidate(owner, LATER)
-            memory.write(owner, entries(more, "then "))
-    sqlite, postgres = (memory_of(name, spec, owner) for spec in both)
-    assert postgres == sqlite
-    assert len(postgres[0]) >= len(set(said))  # nothing lost on the way
+def test_memory_written_to_either_back_end_reads_back_the_same(both: tuple[str, str], name: str) -> None:
+    with opened(name, both[0]) as on_sqlite, opened(name, both[1]) as on_postgres:
+
+        @settings(max_examples=6, deadline=None)
+        @given(said=texts, more=texts)
+        def write_both(said: list[str], more: list[str]) -> None:
+            owner = f"o{time.monotonic_ns()}"  # a fresh owner per example, in the test's two stores
+            for memory in (on_sqlite, on_postgres):
+                memory.write(owner, entries(said))
+                memory.consolidate(owner, LATER)
+                memory.write(owner, entries(more, "then "))
+            sqlite, postgres = (memory_of(name, spec, owner) for spec in both)  # as a fresh open reads them
+            assert postgres == sqlite
+            assert len(postgres[0]) >= len(set(said))  # nothing lost on the way
+
+        write_both()
 
 
 @pytest.mark.parametrize("name", list(DESIGNS))
@@ -111,6 +114,23 @@ def test_a_write_over_a_version_another_connection_moved_is_refused(store_spec: 
     finally:
         first.close()
         second.close()
+
+
+def test_two_connections_taking_turns_on_one_owner_each_see_the_others_writes(store_spec: str) -> None:
+    with opened("vector", store_spec) as a, opened("vector", store_spec) as b:
+
+        @settings(max_examples=10, deadline=None)
+        @given(turns=st.lists(st.sampled_from("ab"), min_size=1, max_size=12))
+        def take_turns(turns: list[str]) -> None:
+            owner, memories = f"o{time.monotonic_ns()}", {"a": a, "b": b}
+            for i, who in enumerate(turns):
+                memories[who].write(owner, [entry(text=f"{who} said {i}", at=T0 + timedelta(minutes=i))])
+                other = memories["b" if who == "a" else "a"]
+                assert [r.text for r in other.records(owner)] == [f"{w} said {j}"
+                                                                  for j, w in enumerate(turns[:i + 1])]
+
+        take_turns()
+    assert check(store_spec) == []
 
 
 def test_an_owners_lock_holds_back_that_owner_only(postgres_spec: str) -> None:

@@ -128,8 +128,7 @@ class PostgresStore:
         self.pool = pool.ConnectionPool(self._conninfo, min_size=1, max_size=POOL_SIZE, open=False,
                                         timeout=CONNECT_TIMEOUT_S, configure=self._configure,
                                         kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S})
-        with self._errors("cannot connect"):
-            self.pool.open(wait=True, timeout=CONNECT_TIMEOUT_S)
+        self.pool.open(wait=False)  # its first connection is made while the caller goes on (it waits on first use)
 
     @property
     def read_only(self) -> bool:

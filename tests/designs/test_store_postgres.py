@@ -59,6 +59,7 @@ def both(tmp_path: Path, postgres_spec: str) -> tuple[str, str]:
     return str(tmp_path / "s.db"), postgres_spec
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(DESIGNS))
 def test_memory_written_to_either_back_end_reads_back_the_same(both: tuple[str, str], name: str) -> None:
     with opened(name, both[0]) as on_sqlite, opened(name, both[1]) as on_postgres:
@@ -119,8 +120,8 @@ def test_a_write_over_a_version_another_connection_moved_is_refused(store_spec: 
 def test_two_connections_taking_turns_on_one_owner_each_see_the_others_writes(store_spec: str) -> None:
     with opened("vector", store_spec) as a, opened("vector", store_spec) as b:
 
-        @settings(max_examples=10, deadline=None)
-        @given(turns=st.lists(st.sampled_from("ab"), min_size=1, max_size=12))
+        @settings(max_examples=6, deadline=None)
+        @given(turns=st.lists(st.sampled_from("ab"), min_size=1, max_size=8))
         def take_turns(turns: list[str]) -> None:
             owner, memories = f"o{time.monotonic_ns()}", {"a": a, "b": b}
             for i, who in enumerate(turns):

@@ -34,7 +34,7 @@ OPTIMISTIC = 3
 
 
 class StoreIds:
-    """Record ids from the store, a block at a time (:data:`~.store.ID_BLOCK`)."""
+    """Record ids from the store, a block at a time (:data:`~.rows.ID_BLOCK`)."""
 
     def __init__(self, store: Rows, design: str) -> None:
         self.store, self.design = store, design

@@ -1,4 +1,5 @@
-"""Designs kept in a store: every design's memory in one SQLite file, per owner, shared by processes.
+"""Designs kept in a store: every design's memory in one SQLite file (or one PostgreSQL schema, named by a
+``postgresql://`` URL: :mod:`.postgres`), per owner, shared by processes.
 
 >>> with open_design("tiered", store="memory.db") as memory:           # doctest: +SKIP
 ...     memory.write("ana", [entry(text="I moved to Lisbon", at=now)])
@@ -17,8 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from memstream.designs.registry import make_design
+from memstream.designs.store.backends import check, open_rows, refuse_own_file
 from memstream.designs.store.bound import BoundDesign, RowsDesign
-from memstream.designs.store.store import DesignStore, check
+from memstream.designs.store.postgres import PostgresStore
+from memstream.designs.store.rows import Rows
+from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
 
@@ -31,7 +35,8 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
-    held = DesignStore(store, read_only=read_only)
+    refuse_own_file(name, store)
+    held = open_rows(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
         yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
@@ -39,7 +44,7 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
         held.close()
 
 
-def _settings(store: DesignStore, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:
+def _settings(store: Rows, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:
     """The settings to make the design with: the store's, the given ones if they are the store's or the
     design is new there (then recorded), or the given ones recorded as a change (``reconfigure``)."""
     recorded = store.designs().get(name)
@@ -63,4 +68,4 @@ def _scope(scope: str) -> str:
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "check", "open_design"]
+__all__ = ["BoundDesign", "DesignStore", "PostgresStore", "Rows", "check", "open_design"]

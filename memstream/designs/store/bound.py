@@ -24,7 +24,7 @@ from typing import Any
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
-from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, dumps
+from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, Rows, dumps
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage
 from memstream.stream import normalise_owner
@@ -34,9 +34,9 @@ OPTIMISTIC = 3
 
 
 class StoreIds:
-    """Record ids from the store, a block at a time (:data:`~.store.ID_BLOCK`)."""
+    """Record ids from the store, a block at a time (:data:`~.rows.ID_BLOCK`)."""
 
-    def __init__(self, store: DesignStore, design: str) -> None:
+    def __init__(self, store: Rows, design: str) -> None:
         self.store, self.design = store, design
         self._next = self._end = 0
 
@@ -66,7 +66,7 @@ def owner_name(owner: str) -> str:
 class RowsDesign:
     """A design whose memory the store keeps as rows (:class:`~memstream.designs.base.OwnerRows`)."""
 
-    def __init__(self, store: DesignStore, design: MemoryDesign, *, scope: str = "") -> None:
+    def __init__(self, store: Rows, design: MemoryDesign, *, scope: str = "") -> None:
         self.store, self.design, self.scope = store, design, scope
         self.name = design.name
         self.ids = StoreIds(store, design.name)
@@ -124,9 +124,7 @@ class RowsDesign:
     def entry_keys(self, owner: str) -> dict[int, str]:
         """Each record id that came from an entry, with the entry's key."""
         owner = owner_name(owner)
-        return dict(self.store.db.execute(
-            "SELECT id, key FROM design_records WHERE design=? AND scope=? AND owner=? AND key IS NOT NULL",
-            (self.name, self.scope, owner)).fetchall())
+        return self.store.entry_keys(self._key(owner))
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         owner = owner_name(owner)
@@ -173,7 +171,7 @@ class RowsDesign:
         for tries in range(OPTIMISTIC + 1):
             locked = tries == OPTIMISTIC
             if locked:
-                self.store.begin()
+                self.store.begin(self._key(owner))
             try:
                 self._fresh(owner)
                 keys = yield from attempt()
@@ -189,7 +187,7 @@ class RowsDesign:
     def _store(self, owner: str, keys: dict[int, str], locked: bool) -> bool:
         """Commit what the design now holds of ``owner`` beyond what the store has; whether it was stored."""
         if not locked:
-            self.store.begin()
+            self.store.begin(self._key(owner))
         held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], keys)
         if held is None or not self._store_shared():
             self.store.rollback()
@@ -221,7 +219,7 @@ class RowsDesign:
         owner = owner_name(owner)
         if self.store.read_only:
             raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        self.store.begin()
+        self.store.begin(self._key(owner))
         try:
             self._shared = None
             self._fresh(owner)

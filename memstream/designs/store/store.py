@@ -10,12 +10,10 @@ text is gone from the file itself, not only from its tables.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,39 +21,9 @@ from typing import Any
 import memstream.sqlite as sqlite
 from memstream.designs.base import OwnerRows
 from memstream.designs.entries import Record
+from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps
 from memstream.designs.store.schema import DESIGN_STORE, FORMAT, SCHEMA
 from memstream.errors import MemstreamError
-
-#: Record ids a process reserves at a time (a crash leaves a gap, never a duplicate).
-ID_BLOCK = 256
-
-
-@dataclass(frozen=True)
-class OwnerKey:
-    """Whose rows: a design, a scope ("" for none) and an owner (as ``normalise_owner`` made it)."""
-
-    design: str
-    scope: str
-    owner: str
-
-
-@dataclass
-class Held:
-    """What a process holds of one owner: the version it read and how much of its rows the store has."""
-
-    version: int = 0
-    records: int = 0
-    docs: dict[str, str] = field(default_factory=dict)  # each document's JSON as stored
-    logs: dict[str, int] = field(default_factory=dict)
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-
-
-def digest(owner: str) -> str:
-    """How the erasure log names a forgotten owner: whoever knows the name can find the row, nobody can read it."""
-    return hashlib.sha256(owner.encode()).hexdigest()
 
 
 class DesignStore:
@@ -83,8 +51,9 @@ class DesignStore:
         with sqlite.transaction(self.db, write=False) as db:
             yield db
 
-    def begin(self) -> None:
-        """Take the write lock (waiting for another process's write); :meth:`commit` or :meth:`rollback` ends it."""
+    def begin(self, key: OwnerKey | None = None) -> None:
+        """Take the write lock (waiting for another process's write); :meth:`commit` or :meth:`rollback` ends it.
+        SQLite has one lock for the file, so it serialises every owner's writes (``key`` is not needed)."""
         if self.db.read_only:
             raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
         try:
@@ -180,6 +149,12 @@ class DesignStore:
                 f"SELECT key, id FROM design_records WHERE design=? AND scope=? AND owner=? AND key IN "
                 f"({','.join('?' * len(chunk))})", (key.design, key.scope, key.owner, *chunk)).fetchall())
         return found
+
+    def entry_keys(self, key: OwnerKey) -> dict[int, str]:
+        """Each record id of the owner that came from an entry, with the entry's key."""
+        return dict(self.db.execute(
+            "SELECT id, key FROM design_records WHERE design=? AND scope=? AND owner=? AND key IS NOT NULL",
+            (key.design, key.scope, key.owner)).fetchall())
 
     def write_owner(self, key: OwnerKey, rows: OwnerRows, held: Held, keys: Mapping[int, str]) -> Held | None:
         """Store what is new in ``rows`` since ``held`` (inside a write transaction), raising the owner's

@@ -1,0 +1,122 @@
+"""What a design bound to a store needs of the store's rows, whichever database keeps them.
+
+:class:`Rows` is the one contract between :mod:`.bound` (a design's memory as rows) and a back-end:
+:class:`~.store.DesignStore` (one SQLite file) and :class:`~.postgres.PostgresStore` (a PostgreSQL
+schema). Both keep the same tables (:mod:`.schema`) with the same meaning: a write of an owner is one
+transaction that checks the owner's version before it writes (:meth:`Rows.write_owner` returns None when
+another process wrote the owner since it was read), ids come a block at a time from a counter nobody else
+draws the same block from, and ``forget`` deletes every row of the owner and logs the erasure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from memstream.designs.base import OwnerRows
+
+#: Record ids a process reserves at a time (a crash leaves a gap, never a duplicate).
+ID_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class OwnerKey:
+    """Whose rows: a design, a scope ("" for none) and an owner (as ``normalise_owner`` made it)."""
+
+    design: str
+    scope: str
+    owner: str
+
+
+@dataclass
+class Held:
+    """What a process holds of one owner: the version it read and how much of its rows the store has."""
+
+    version: int = 0
+    records: int = 0
+    docs: dict[str, str] = field(default_factory=dict)  # each document's JSON as stored
+    logs: dict[str, int] = field(default_factory=dict)
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
+def digest(owner: str) -> str:
+    """How the erasure log names a forgotten owner: whoever knows the name can find the row, nobody can read it."""
+    return hashlib.sha256(owner.encode()).hexdigest()
+
+
+class Rows(Protocol):
+    """A design store's rows, read and written (see the module's docstring for what every back-end keeps)."""
+
+    @property
+    def path(self) -> str:
+        """Where the store is, as messages name it (a file, or a URL without its password)."""
+
+    @property
+    def read_only(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    # -- transactions: begin, then commit or rollback; ``writing`` wraps one, ``reading`` one snapshot --
+
+    def begin(self, key: OwnerKey | None = None) -> None:
+        """Open a write transaction that holds the write lock of ``key``'s owner (of the whole store where
+        the back-end has one lock) before anything inside reads what it will check."""
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def reading(self) -> AbstractContextManager[Any]: ...
+
+    def writing(self) -> AbstractContextManager[Any]: ...
+
+    # -- settings, owners, records --
+
+    def designs(self) -> dict[str, dict[str, Any]]: ...
+
+    def record_settings(self, design: str, config: Mapping[str, Any], *, change: bool = False) -> None: ...
+
+    def owners(self, design: str, scope: str) -> list[str]: ...
+
+    def scopes(self, design: str) -> list[str]: ...
+
+    def version(self, key: OwnerKey) -> int: ...
+
+    def read_owner(self, key: OwnerKey) -> tuple[Held, OwnerRows]: ...
+
+    def known_keys(self, key: OwnerKey, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def entry_keys(self, key: OwnerKey) -> dict[int, str]:
+        """Each record id of the owner that came from an entry, with the entry's key."""
+
+    def write_owner(self, key: OwnerKey, rows: OwnerRows, held: Held, keys: Mapping[int, str]) -> Held | None: ...
+
+    # -- shared documents, ids --
+
+    def read_shared(self, design: str, scope: str) -> dict[str, tuple[int, Any]]: ...
+
+    def write_shared(self, design: str, scope: str,
+                     changed: Mapping[str, tuple[int, Any]]) -> dict[str, int] | None: ...
+
+    def reserve_ids(self, design: str, n: int = ID_BLOCK) -> int: ...
+
+    def peek_id(self, design: str) -> int: ...
+
+    # -- forgetting, checking --
+
+    def forget(self, key: OwnerKey) -> int: ...
+
+    def erasures(self) -> list[dict[str, Any]]: ...
+
+    def checkpoint(self) -> None:
+        """After a forget: make the deleted rows' space the database's to reuse (what that guarantees is the
+        back-end's to say)."""
+
+    def problems(self) -> list[str]: ...

@@ -1,0 +1,331 @@
+"""The design store under attack: many processes on one file, kill -9 mid-write, bad files and bad luck.
+
+Every test runs for every design the store can hold (:data:`memstream.designs.DESIGNS`, those whose
+binding works: the others are skipped with the store's own one-line reason), so a design is covered the
+moment it keeps rows. The claims (issue #39): nothing acknowledged is ever lost or doubled, each owner's
+entries stay in their order, a killed process leaves the store at its last commit and ``check`` clean, and
+every refusal is one line that changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import signal
+import sqlite3
+import tempfile
+import time
+from contextlib import closing
+from pathlib import Path
+from random import Random
+from typing import Any
+
+import pytest
+
+from memstream.designs import DESIGNS, open_design
+from memstream.designs.store import check
+from memstream.errors import MemstreamError
+from memstream.models import HashEmbedder
+from memstream.stream import MemoryStream
+from tests.designs import store_worker
+from tests.designs.store_worker import EMBED_DIM, START, entry_of, opened
+
+
+def _binding_problem(name: str) -> str | None:
+    """Why ``name`` cannot be kept in a design store yet (its one-line refusal), or None if it can."""
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            with opened(name, str(Path(folder) / "probe.db")) as memory:
+                memory.write("probe", [entry_of(0, 0)])
+                memory.records("probe")
+        except MemstreamError as e:
+            return str(e)
+    return None
+
+
+def _stored_designs() -> list[Any]:
+    params = []
+    for name in DESIGNS:
+        problem = _binding_problem(name)
+        params.append(pytest.param(name, id=name, marks=[pytest.mark.skip(reason=problem)] if problem else []))
+    return params
+
+
+STORED = _stored_designs()
+
+
+def _forkserver() -> Any:
+    """Processes forked from a server that imported memstream (each starts in milliseconds, not a second)."""
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["memstream.designs", "tests.designs.store_worker"])
+    return ctx
+
+
+def _exported(memory: Any, owner: str) -> list[str]:
+    """The ids of ``owner``'s entries, in the order the store keeps them."""
+    return [e.id for e in memory.export(owner)]
+
+
+def _all_record_ids(memory: Any) -> list[int]:
+    return [r.id for owner in memory.owners() for r in memory.records(owner)]
+
+
+def _store_files(path: Path) -> dict[str, bytes]:
+    """The bytes of the store and its write-ahead log, to prove a refusal wrote nothing. Left out: the -shm
+    file (SQLite's index of the log, which any reader updates) and an empty log (the same as none: SQLite
+    makes both for a reader of a WAL file, whoever opens it)."""
+    files = {p.name: p.read_bytes() for p in sorted(path.parent.glob(path.name + "*"))
+             if p.is_file() and not p.name.endswith("-shm")}
+    return {name: data for name, data in files.items() if data or not name.endswith("-wal")}
+
+
+def _one_line(error: pytest.ExceptionInfo[MemstreamError]) -> str:
+    message = str(error.value)
+    assert message and "\n" not in message and "Traceback" not in message, message
+    return message
+
+
+# -- many processes ------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", STORED)
+def test_four_processes_of_500_entries_keep_all_2000_once_in_order(design: str, tmp_path: Path) -> None:
+    store = str(tmp_path / "memory.db")
+    ctx, count = _forkserver(), 500
+    owners = {0: "ana", 1: "ana", 2: "ben", 3: "cleo"}  # processes 0 and 1 interleave on one owner
+    barrier = ctx.Barrier(len(owners))
+    workers = [ctx.Process(target=store_worker.write_many, args=(design, store, owner, p, count, barrier))
+               for p, owner in owners.items()]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=300)
+    assert [w.exitcode for w in workers] == [0] * len(workers)
+    assert check(store) == []
+    with opened(design, store) as memory:
+        assert sorted(memory.owners()) == ["ana", "ben", "cleo"]
+        seen: list[str] = []
+        for owner in memory.owners():
+            ids = _exported(memory, owner)
+            seen += ids
+            for p in (p for p, o in owners.items() if o == owner):
+                mine = [int(i.split("-")[1]) for i in ids if i.startswith(f"p{p}-")]
+                assert mine == list(range(count)), f"process {p}'s entries for {owner} out of order or missing"
+            texts = [r.text for r in memory.records(owner)]
+            assert [t.split(":")[0] for t in texts] == [f"process {i[1]} entry {i.split('-')[1]}" for i in ids]
+        ana = [i.split("-")[0] for i in _exported(memory, "ana")]
+        assert sum(a != b for a, b in zip(ana, ana[1:], strict=False)) > 1, "the two writers of ana never interleaved"
+        assert sorted(seen) == sorted(f"p{p}-{s}" for p in owners for s in range(count))
+        record_ids = _all_record_ids(memory)
+        assert len(record_ids) == len(set(record_ids)) == len(owners) * count
+
+
+OWNERS = ("ana", "ben")
+
+
+# -- kill -9 -------------------------------------------------------------------------------------------
+
+#: Times each design's writer is killed (after one run that is not, to time fifty operations here).
+KILLS = 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", STORED)
+def test_kill_9_mid_write_loses_no_acknowledged_write(design: str, tmp_path: Path) -> None:
+    """A process writing and consolidating is killed (SIGKILL) at a random moment of its fifty operations,
+    again and again over one store: each time the store opens, passes ``check``, and holds every
+    acknowledged write once, with the record ids the write returned."""
+    store, acks = str(tmp_path / "memory.db"), tmp_path / "acks.jsonl"
+    ctx, rng = _forkserver(), Random(f"kill-9 {design}")
+    acknowledged: dict[str, tuple[str, int]] = {}
+    lasted, killed = 0.0, 0
+    for run in range(KILLS + 1):
+        ready = ctx.Event()
+        worker = ctx.Process(target=store_worker.crash_run,
+                             args=(design, store, run, rng.randrange(1 << 30), str(acks), OWNERS, ready))
+        started = time.monotonic()
+        worker.start()
+        if run == 0:  # how long a whole run takes on this machine, now
+            worker.join(timeout=120)
+            assert worker.exitcode == 0
+            lasted = time.monotonic() - started
+        else:
+            time.sleep(rng.uniform(0.0, 1.2 * lasted))
+            worker.kill()
+            worker.join(timeout=60)
+            killed += worker.exitcode == -signal.SIGKILL
+        for line in acks.read_text().splitlines() if acks.exists() else []:
+            ack = json.loads(line)
+            acknowledged.update({e: (ack["owner"], r) for e, r in zip(ack["entries"], ack["records"], strict=True)})
+        assert check(store) == [], f"after kill {run}"
+        with opened(design, store) as memory:
+            held = {o: _exported(memory, o) for o in memory.owners()}
+            for owner, ids in held.items():
+                assert len(ids) == len(set(ids)), f"an entry of {owner} is stored twice"
+            missing = [e for e, (o, _) in acknowledged.items() if e not in held.get(o, [])]
+            assert not missing, f"after kill {run}: acknowledged but lost: {missing[:5]}"
+            record_of = {e.id: r.id for o in held for e, r in zip(memory.export(o), _kept_records(memory, o),
+                                                                   strict=True)}
+            assert all(record_of[e] == r for e, (_, r) in acknowledged.items())
+            record_ids = _all_record_ids(memory)
+            assert len(record_ids) == len(set(record_ids))
+            for owner in held:
+                memory.context(owner, "the lantern", START, 300)  # every owner loads and assembles
+    assert killed >= 1, "every writer had finished before its kill: the test killed nothing mid-write"
+
+
+def _kept_records(memory: Any, owner: str) -> list[Any]:
+    """``owner``'s records that came from entries (what export gives, in the same order)."""
+    keys = memory.held.entry_keys(owner)
+    return [r for r in memory.records(owner) if r.id in keys]
+
+
+# -- bad input and bad luck ----------------------------------------------------------------------------
+
+
+def _make(design: str, store: Path, owners: tuple[str, ...] = OWNERS, count: int = 3) -> None:
+    with opened(design, str(store)) as memory:
+        for o in owners:
+            memory.write(o, [entry_of(1, s) for s in range(count)])
+
+
+def _not_a_store(tmp_path: Path, what: str) -> Path:
+    path = tmp_path / "file.db"
+    if what == "stream file":
+        MemoryStream(path).close()
+    elif what == "text file":
+        path.write_text("remember: milk\n")
+    elif what == "directory":
+        path.mkdir()
+    elif what == "folder that does not exist":
+        path = tmp_path / "nowhere" / "file.db"
+    elif what == "empty path":
+        path = Path("")
+    elif what == "sqlite file of another program":
+        with closing(sqlite3.connect(path)) as db:
+            db.execute("CREATE TABLE songs (title TEXT)")
+            db.commit()
+    return path
+
+
+@pytest.mark.parametrize("design", STORED)
+@pytest.mark.parametrize("what", ["stream file", "text file", "directory", "folder that does not exist",
+                                  "empty path", "sqlite file of another program"])
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_file_that_is_not_a_design_store_is_refused_in_one_line(design: str, what: str, read_only: bool,
+                                                                  tmp_path: Path) -> None:
+    path = _not_a_store(tmp_path, what)
+    before = _folder(tmp_path)
+    with pytest.raises(MemstreamError) as error, open_design(design, store=path, read_only=read_only):
+        pass
+    _one_line(error)
+    assert _folder(tmp_path) == before
+
+
+def _folder(folder: Path) -> dict[str, bytes]:
+    """What every store-like file under ``folder`` holds (as :func:`_store_files` counts it)."""
+    found: dict[str, bytes] = {}
+    for p in folder.rglob("*"):
+        found.update({f"{p}:{name}": data for name, data in _store_files(p).items()} if p.is_file() else {str(p): b""})
+    return found
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_store_of_a_newer_format_is_refused_and_left_alone(design: str, tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    with closing(sqlite3.connect(store)) as db:
+        db.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+        db.commit()
+    before = _store_files(store)
+    for read_only in (False, True):
+        with pytest.raises(MemstreamError) as error, open_design(design, store=store, read_only=read_only):
+            pass
+        assert "newer" in _one_line(error) and "upgrade" in str(error.value)
+    assert _store_files(store) == before
+
+
+def _other_settings(design: str) -> dict[str, Any]:
+    """Settings of ``design`` other than its defaults (the first whole-number or number field changed)."""
+    fields = DESIGNS[design].Config.model_fields
+    for name, info in fields.items():
+        if type(info.default) is int:
+            return {name: info.default + 1}
+    for name, info in fields.items():
+        if type(info.default) is float:
+            return {name: info.default / 2}
+    pytest.skip(f"the {design} design has no number setting to change")
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_other_settings_are_refused_unless_reconfigured_then_recorded(design: str, tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    other = _other_settings(design)
+    before = _store_files(store)
+    with pytest.raises(MemstreamError) as error, open_design(design, store=store, **other):
+        pass
+    message = _one_line(error)
+    assert next(iter(other)) in message and "reconfigure" in message
+    assert _store_files(store) == before
+    with open_design(design, store=store):  # no settings: the store's
+        pass
+    with open_design(design, store=store, reconfigure=True, **other) as memory:
+        assert memory.config.model_dump()[next(iter(other))] == other[next(iter(other))]
+    with closing(sqlite3.connect(store)) as db:
+        (changes,) = db.execute("SELECT changes FROM design_settings WHERE design=?", (design,)).fetchone()
+    (change,) = json.loads(changes)
+    assert change["to"][next(iter(other))] == other[next(iter(other))]
+    assert change["from"] != change["to"]
+    with open_design(design, store=store, **other):  # the new settings are now the store's
+        pass
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_store_opened_read_only_reads_and_refuses_writes_in_one_line(design: str, tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    with opened(design, str(store)) as memory:
+        want = memory.context("ana", "the lantern", START, 300)
+    before = _store_files(store)
+    with open_design(design, store=store, read_only=True, embedder=HashEmbedder(EMBED_DIM)) as memory:
+        assert memory.context("ana", "the lantern", START, 300) == want
+        assert _exported(memory, "ana") == [f"p1-{s}" for s in range(3)]
+        for write in (lambda: memory.write("ana", [entry_of(2, 0)]), lambda: memory.consolidate("ana", START),
+                      lambda: memory.forget("ana")):
+            with pytest.raises(MemstreamError) as error:
+                write()
+            assert "read-only" in _one_line(error)
+    assert _store_files(store) == before
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files (chmod does not bite)")
+@pytest.mark.parametrize("design", STORED)
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_read_only_file_or_folder_reads_and_refuses_writes_in_one_line(design: str, what: str,
+                                                                         tmp_path: Path) -> None:
+    folder = tmp_path / "store"
+    folder.mkdir()
+    store = folder / "memory.db"
+    _make(design, store)
+    with opened(design, str(store)) as memory:
+        want = memory.context("ana", "the lantern", START, 300)
+    before = _store_files(store)
+    (store if what == "file" else folder).chmod(0o444 if what == "file" else 0o555)
+    try:
+        with open_design(design, store=store, read_only=True, embedder=HashEmbedder(EMBED_DIM)) as memory:
+            assert memory.context("ana", "the lantern", START, 300) == want
+        with pytest.raises(MemstreamError) as error, opened(design, str(store)) as memory:
+            memory.write("ana", [entry_of(2, 0)])
+        assert "read-only" in _one_line(error)
+    finally:
+        store.chmod(0o644)
+        folder.chmod(0o755)
+    assert _store_files(store) == before
+
+
+def test_batches_mix_writes_of_five_and_of_one() -> None:
+    assert store_worker.batches(12) == [range(0, 5), range(5, 6), range(6, 11), range(11, 12)]
+    assert [seq for cut in store_worker.batches(500) for seq in cut] == list(range(500))

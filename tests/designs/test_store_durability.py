@@ -326,6 +326,43 @@ def test_a_read_only_file_or_folder_reads_and_refuses_writes_in_one_line(design:
     assert _store_files(store) == before
 
 
+DAMAGE = {
+    "doc that is not JSON": "INSERT OR REPLACE INTO design_docs VALUES (?, '', 'ana', 'summary', '{not json')",
+    "extra that is not JSON": "UPDATE design_records SET extra='[1,' WHERE design=? AND owner='ana' AND seq = "
+                              "(SELECT MIN(seq) FROM design_records WHERE owner='ana')",
+    "log item that is not JSON": "INSERT INTO design_logs (design, scope, owner, name, value) "
+                                 "VALUES (?, '', 'ana', 'versions', 'nope')",
+    "impossible time": "UPDATE design_records SET at='2026-02-30T09:00:00+00:00' WHERE design=? AND owner='ana'",
+    "time that is not a time": "UPDATE design_records SET at='yesterday' WHERE design=? AND owner='ana'",
+    "time without a zone": "UPDATE design_records SET at='2026-03-01T09:00:00' WHERE design=? AND owner='ana'",
+}
+
+
+@pytest.mark.parametrize("design", STORED)
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damaged_rows_are_listed_by_check_and_only_their_owner_fails(design: str, damage: str,
+                                                                   tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    with opened(design, str(store)) as memory:
+        ben = memory.context("ben", "the lantern", START, 300)
+    with closing(sqlite3.connect(store)) as db:
+        db.execute(DAMAGE[damage], (design,))
+        db.commit()
+    problems = check(str(store))
+    assert problems and all("\n" not in p for p in problems), problems
+    with opened(design, str(store)) as memory:
+        with pytest.raises(MemstreamError) as error:
+            memory.context("ana", "the lantern", START, 300)
+        message = _one_line(error)
+        assert "ana" in message and "check" in message
+        assert memory.context("ben", "the lantern", START, 300) == ben
+        with pytest.raises(MemstreamError):
+            memory.write("ana", [entry_of(2, 0)])
+        memory.write("ben", [entry_of(2, 0)])
+    assert len(check(str(store))) == len(problems)
+
+
 def test_batches_mix_writes_of_five_and_of_one() -> None:
     assert store_worker.batches(12) == [range(0, 5), range(5, 6), range(6, 11), range(11, 12)]
     assert [seq for cut in store_worker.batches(500) for seq in cut] == list(range(500))

@@ -24,7 +24,7 @@ from typing import Any
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
-from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, dumps
+from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, damaged, dumps
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage
 from memstream.stream import normalise_owner
@@ -95,8 +95,7 @@ class RowsDesign:
                 self.design.load_owner(owner, rows)
             except (KeyError, ValueError, TypeError) as e:
                 self.design.drop_owner(owner)
-                raise MemstreamError(f"{self.store.path}: the {self.name} memory of {owner!r} is damaged "
-                                     f"({type(e).__name__}: {e}); run `memstream memory check`") from None
+                raise MemstreamError(damaged(self.store.path, self._key(owner), e)) from None
         self._held[owner] = held
 
     def _fresh_shared(self) -> None:

@@ -49,6 +49,20 @@ class Held:
     logs: dict[str, int] = field(default_factory=dict)
 
 
+def record_time(at: str) -> datetime:
+    """A record's time as stored: an ISO time with its zone (ValueError for anything else)."""
+    when = datetime.fromisoformat(at)
+    if when.utcoffset() is None:
+        raise ValueError(f"time {at[:40]!r} has no time zone")
+    return when
+
+
+def damaged(path: str, key: OwnerKey, error: BaseException) -> str:
+    """The one line for an owner whose rows cannot be read back."""
+    return (f"{path}: the {key.design} memory of {key.owner!r} is damaged ({type(error).__name__}: "
+            f"{str(error).splitlines()[0][:80] if str(error) else ''}); run `memstream memory check`")
+
+
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
@@ -153,7 +167,8 @@ class DesignStore:
         return row[0] if row else 0
 
     def read_owner(self, key: OwnerKey) -> tuple[Held, OwnerRows]:
-        """Everything of one owner, as one committed state (an owner never written: empty rows, version 0)."""
+        """Everything of one owner, as one committed state (an owner never written: empty rows, version 0);
+        one line naming the owner if a row of it is damaged (the other owners still read)."""
         where = (key.design, key.scope, key.owner)
         with self.reading() as db:
             version = self.version(key)
@@ -161,15 +176,20 @@ class DesignStore:
                               "WHERE design=? AND scope=? AND owner=? ORDER BY seq", where).fetchall()
             docs = dict(db.execute("SELECT name, value FROM design_docs WHERE design=? AND scope=? AND owner=?",
                                    where).fetchall())
+            items = db.execute("SELECT name, value FROM design_logs WHERE design=? AND scope=? AND owner=? "
+                               "ORDER BY seq", where).fetchall()
+        try:
+            records = [Record(i, key.owner, text, record_time(at), source, kind, session)
+                       for i, text, at, source, kind, session, _ in rows]
+            extras = {i: json.loads(extra) for i, *_, extra in rows if extra is not None}
             logs: dict[str, list[Any]] = {}
-            for name, value in db.execute("SELECT name, value FROM design_logs WHERE design=? AND scope=? AND "
-                                          "owner=? ORDER BY seq", where):
+            for name, value in items:
                 logs.setdefault(name, []).append(json.loads(value))
-        records = [Record(i, key.owner, text, datetime.fromisoformat(at), source, kind, session)
-                   for i, text, at, source, kind, session, _ in rows]
-        extras = {i: json.loads(extra) for i, *_, extra in rows if extra is not None}
+            values = {n: json.loads(v) for n, v in docs.items()}
+        except (ValueError, TypeError) as e:
+            raise MemstreamError(damaged(self.path, key, e)) from None
         held = Held(version, len(records), dict(docs), {name: len(items) for name, items in logs.items()})
-        return held, OwnerRows(records, extras, {n: json.loads(v) for n, v in docs.items()}, logs)
+        return held, OwnerRows(records, extras, values, logs)
 
     def known_keys(self, key: OwnerKey, keys: Sequence[str]) -> dict[str, int]:
         """Which of ``keys`` the owner's records already have, with their record ids."""
@@ -293,9 +313,10 @@ def check_rows(db: sqlite3.Connection) -> list[str]:
                 problems.append(f"{table} row {rowid}: {column} is not JSON")
     for seq, at in db.execute("SELECT seq, at FROM design_records"):
         try:
-            datetime.fromisoformat(at)
-        except ValueError:
-            problems.append(f"design_records row {seq}: time {at[:40]!r} is not a time")
+            record_time(at)
+        except (ValueError, TypeError) as e:
+            problems.append(f"design_records row {seq}: time {str(at)[:40]!r} is not a time with a zone "
+                            f"({str(e)[:60]})")
     return problems[:50]
 
 

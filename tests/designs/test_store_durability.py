@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from memstream.designs import DESIGNS, open_design
+from memstream.designs import DESIGNS, entry, open_design
 from memstream.designs.store import check
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder
@@ -324,6 +324,30 @@ def test_a_read_only_file_or_folder_reads_and_refuses_writes_in_one_line(design:
         store.chmod(0o644)
         folder.chmod(0o755)
     assert _store_files(store) == before
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_full_disk_refuses_the_write_in_one_line_and_keeps_the_rest(design: str, tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    with opened(design, str(store)) as memory:
+        earlier = {o: _exported(memory, o) for o in OWNERS}
+        db = memory.held.store.db
+        (pages,) = db.execute("PRAGMA page_count").fetchone()
+        db.execute(f"PRAGMA max_page_count={pages}")  # not one page more: the disk is full
+        big = [entry(text=f"{entry_of(3, s).text} {'and more ' * 300}", at=START, id=f"big-{s}") for s in range(40)]
+        with pytest.raises(MemstreamError) as error:
+            memory.write("ana", big)
+        assert "full" in _one_line(error)
+        assert _exported(memory, "ana") == earlier["ana"], "the failed write was not half-kept"
+        assert check(str(store)) == []
+        db.execute("PRAGMA max_page_count=1073741823")  # space again
+        ids = memory.write("ana", big[:3])
+        assert all(isinstance(i, int) for i in ids)
+    with opened(design, str(store)) as memory:
+        assert _exported(memory, "ana") == earlier["ana"] + [e.id for e in big[:3]]
+        assert _exported(memory, "ben") == earlier["ben"]
+    assert check(str(store)) == []
 
 
 DAMAGE = {

@@ -17,6 +17,7 @@ has is not written again, and its first id is returned.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -178,6 +179,9 @@ class RowsDesign:
                 keys = yield from attempt()
                 if self._store(owner, keys, locked):
                     return
+            except sqlite3.Error as e:  # a full disk, a medium gone read-only: nothing of the write kept
+                self._unheld(owner)
+                raise self.store.refused(e) from None
             except BaseException:
                 self.store.rollback()
                 self._unheld(owner)
@@ -229,6 +233,9 @@ class RowsDesign:
             stored = self._store_shared()
             assert stored, "shared documents read under the lock cannot have moved"
             self.store.commit()
+        except sqlite3.Error as e:
+            self._unheld(owner)
+            raise self.store.refused(e) from None
         except BaseException:
             self.store.rollback()
             self._unheld(owner)

@@ -49,6 +49,18 @@ class Held:
     logs: dict[str, int] = field(default_factory=dict)
 
 
+def fix_for(error: sqlite3.Error) -> str:
+    """What the user can do about a write SQLite refused ("; " and the fix), or "" if nothing is known."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL:
+        return "; free some disk space and write again"
+    if code == sqlite3.SQLITE_READONLY:
+        return "; check the file's permissions, or open it read_only=True to read it"
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return "; another process holds the store's write lock: try again when it is done"
+    return ""
+
+
 def record_time(at: str) -> datetime:
     """A record's time as stored: an ISO time with its zone (ValueError for anything else)."""
     when = datetime.fromisoformat(at)
@@ -104,15 +116,19 @@ class DesignStore:
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            raise MemstreamError(f"{self.path}: cannot write ({sqlite.reason(e)})") from None
+            raise MemstreamError(f"{self.path}: cannot write ({sqlite.reason(e)}){fix_for(e)}") from None
 
     def commit(self) -> None:
         try:
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
-            self.rollback()
-            raise MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(e)}); "
-                                 "nothing of it was kept") from None
+            raise self.refused(e) from None
+
+    def refused(self, error: sqlite3.Error) -> MemstreamError:
+        """A write SQLite refused (a full disk, a medium gone read-only), rolled back: the one line to raise."""
+        self.rollback()
+        return MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(error)}); nothing of it was "
+                              f"kept{fix_for(error)}")
 
     def rollback(self) -> None:
         if self.db.in_transaction:
@@ -127,6 +143,8 @@ class DesignStore:
         self.begin()
         try:
             yield self.db
+        except sqlite3.Error as e:
+            raise self.refused(e) from None
         except BaseException:
             self.rollback()
             raise

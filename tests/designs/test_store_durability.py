@@ -16,12 +16,15 @@ import signal
 import sqlite3
 import tempfile
 import time
-from contextlib import closing
+from contextlib import ExitStack, closing
+from datetime import timedelta
 from pathlib import Path
 from random import Random
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from memstream.designs import DESIGNS, entry, open_design
 from memstream.designs.store import check
@@ -123,6 +126,67 @@ def test_four_processes_of_500_entries_keep_all_2000_once_in_order(design: str, 
 
 
 OWNERS = ("ana", "ben")
+HANDLES = 3
+
+operations = st.lists(st.one_of(
+    st.tuples(st.just("write"), st.integers(0, HANDLES - 1), st.sampled_from(OWNERS), st.integers(1, 4),
+              st.booleans()),
+    st.tuples(st.just("consolidate"), st.integers(0, HANDLES - 1), st.sampled_from(OWNERS)),
+    st.tuples(st.just("context"), st.integers(0, HANDLES - 1), st.sampled_from(OWNERS)),
+    st.tuples(st.just("forget"), st.integers(0, HANDLES - 1), st.sampled_from(OWNERS)),
+), min_size=1, max_size=25)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", STORED)
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+@example(ops=[("write", 1, "ben", 1, False), ("forget", 0, "ben"), ("write", 0, "ben", 1, False)])  # found so
+def test_handles_on_one_store_interleaved_agree_with_a_fresh_one(design: str, ops: list[tuple[Any, ...]]) -> None:
+    """Several handles (each its own connection and in-memory memory) on one file, used in turn at random:
+    each one's context, once it catches up, is a fresh handle's; every entry is kept once, in order. The
+    example: an owner forgotten by one handle and written again came back at the version another handle
+    still held, which then showed the forgotten entry as if it were still there."""
+    kept: dict[str, list[str]] = {o: [] for o in OWNERS}  # what each owner must hold: entry ids in order
+    first_id: dict[str, int] = {}  # each kept entry's record id (a retried write returns it again)
+    written = 0
+    with tempfile.TemporaryDirectory() as folder, ExitStack() as stack:
+        store = str(Path(folder) / "memory.db")
+        handles = [stack.enter_context(opened(design, store)) for _ in range(HANDLES)]
+        now = START + timedelta(days=1)
+        for op in ops:
+            memory, owner = handles[op[1]], op[2]
+            if op[0] == "write":
+                again = op[4] and kept[owner]
+                made = ([e for e in handles[0].export(owner) if e.id == kept[owner][-1]] if again else
+                        [entry_of(7, written + k) for k in range(op[3])])
+                written += 0 if again else op[3]
+                ids = memory.write(owner, made)
+                for e, i in zip(made, ids, strict=True):
+                    if e.id in kept[owner]:
+                        assert i == first_id[e.id], "a retried entry is stored once, with its first id"
+                    else:
+                        kept[owner].append(e.id)
+                        first_id[e.id] = i
+            elif op[0] == "consolidate":
+                memory.consolidate(owner, now)
+            elif op[0] == "context":
+                memory.context(owner, "the violin near the harbour", now, 400)
+            else:
+                memory.forget(owner)
+                for i in kept[owner]:
+                    first_id.pop(i)
+                kept[owner] = []
+        assert check(store) == []
+        with opened(design, store) as fresh:
+            for owner in OWNERS:
+                assert _exported(fresh, owner) == kept[owner]
+                want = fresh.context(owner, "the violin near the harbour", now, 400)
+                for memory in handles:
+                    assert memory.context(owner, "the violin near the harbour", now, 400) == want
+                    assert _exported(memory, owner) == kept[owner]
+            record_ids = _all_record_ids(fresh)
+            assert len(record_ids) == len(set(record_ids))
 
 
 # -- kill -9 -------------------------------------------------------------------------------------------

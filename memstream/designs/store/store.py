@@ -49,6 +49,11 @@ class Held:
     logs: dict[str, int] = field(default_factory=dict)
 
 
+def versions_counter(design: str) -> str:
+    """The ``design_counters`` row that hands out owner versions of ``design`` (beside its record ids' row)."""
+    return f"{design}#versions"
+
+
 def fix_for(error: sqlite3.Error) -> str:
     """What the user can do about a write SQLite refused ("; " and the fix), or "" if nothing is known."""
     code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
@@ -224,7 +229,8 @@ class DesignStore:
         version; None, writing nothing, if another process wrote the owner since ``held`` was read."""
         db = self.db
         assert db.in_transaction, "write_owner runs inside a write transaction"
-        if self.version(key) != held.version:
+        now = self.version(key)
+        if now != held.version:
             return None
         where = (key.design, key.scope, key.owner)
         new = rows.records[held.records:]
@@ -242,9 +248,22 @@ class DesignStore:
         db.executemany("INSERT INTO design_logs (design, scope, owner, name, value) VALUES (?,?,?,?,?)",
                        [(*where, name, dumps(item)) for name, items in rows.logs.items()
                         for item in items[held.logs.get(name, 0):]])
-        db.execute("INSERT INTO design_owners VALUES (?,?,?,1) ON CONFLICT (design, scope, owner) "
-                   "DO UPDATE SET version = version + 1", where)
-        return Held(held.version + 1, len(rows.records), docs, logs)
+        version = self._next_version(key.design, now)
+        db.execute("INSERT INTO design_owners VALUES (?,?,?,?) ON CONFLICT (design, scope, owner) "
+                   "DO UPDATE SET version = excluded.version", (*where, version))
+        return Held(version, len(rows.records), docs, logs)
+
+    def _next_version(self, design: str, now: int) -> int:
+        """An owner's next version (inside the write): above its version ``now`` and above every version any
+        owner of ``design`` was given before. Why: a forgotten owner has no version (0); written again, it
+        started at 1, the very version another process still held of its forgotten memory, which that
+        process then went on serving (and building on) as if nothing had changed."""
+        counter = versions_counter(design)
+        self.db.execute("INSERT OR IGNORE INTO design_counters VALUES (?, 1)", (counter,))
+        (given,) = self.db.execute("SELECT next FROM design_counters WHERE design=?", (counter,)).fetchone()
+        version = max(int(given), now + 1)
+        self.db.execute("UPDATE design_counters SET next=? WHERE design=?", (version + 1, counter))
+        return version
 
     # -- what is shared across owners -----------------------------------------------------------
 

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from memstream.designs import DESIGNS, entry, open_design
 from memstream.designs.store import check
 from memstream.errors import MemstreamError
-from memstream.models import HashEmbedder
+from memstream.models import HashEmbedder, OfflineChatModel, answer_all
 from memstream.stream import MemoryStream
 from tests.designs import store_worker
 from tests.designs.store_worker import EMBED_DIM, START, entry_of, opened
@@ -187,6 +187,105 @@ def test_handles_on_one_store_interleaved_agree_with_a_fresh_one(design: str, op
                     assert _exported(memory, owner) == kept[owner]
             record_ids = _all_record_ids(fresh)
             assert len(record_ids) == len(set(record_ids))
+
+
+# -- one handle, several owners' writes side by side (how a batched runner drives them) -----------------
+
+
+class Asking:
+    """A write stage of a design driven by hand, one model answer at a time (as ``concurrently`` does)."""
+
+    def __init__(self, stage: Any) -> None:
+        self.stage, self.asked, self.done, self.result = stage, None, False, None
+
+    def step(self, answer: Any = None) -> bool:
+        """Advance to the next question (answering the last one); False once the stage has ended."""
+        try:
+            self.asked = self.stage.send(answer)
+        except StopIteration as end:
+            self.done, self.result = True, end.value
+        return not self.done
+
+    def answer(self) -> Any:
+        requests = self.asked if isinstance(self.asked, list) else [self.asked]
+        answers = answer_all(OfflineChatModel(), requests)
+        return answers if isinstance(self.asked, list) else answers[0]
+
+    def finish(self) -> Any:
+        while self.step(self.answer()):
+            pass
+        return self.result
+
+
+def _asking_write(memory: Any, owner: str) -> tuple[Asking, list[str]]:
+    """A write for ``owner`` stopped at its first question to the model (skip: the design's writes ask none)."""
+    made = [entry_of(4, s) for s in range(60)]
+    stage = Asking(memory.remember_stage(owner, made))
+    if not stage.step():
+        pytest.skip(f"the {memory.name} design writes without asking the model: no other write can run inside one")
+    return stage, [e.id for e in made]
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_sibling_write_failing_leaves_the_other_write_of_the_handle_whole(design: str, tmp_path: Path) -> None:
+    """One handle, two owners' writes side by side: the one for a damaged owner fails in one line; the other,
+    waiting for its model answer meanwhile, still stores all it wrote (it crashed on an assertion)."""
+    store = tmp_path / "memory.db"
+    _make(design, store, owners=("ben",))
+    with closing(sqlite3.connect(store)) as db:
+        db.execute("UPDATE design_records SET at='yesterday' WHERE owner='ben'")
+        db.commit()
+    with opened(design, str(store)) as memory:
+        ana, made = _asking_write(memory, "ana")
+        with pytest.raises(MemstreamError) as error:
+            memory.write("ben", [entry_of(2, 0)])
+        assert "damaged" in _one_line(error)
+        assert all(isinstance(i, int) for i in ana.finish())
+    with opened(design, str(store)) as memory:
+        assert _exported(memory, "ana") == made
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_sibling_write_while_one_holds_the_lock_is_refused_and_harms_neither(design: str, tmp_path: Path) -> None:
+    """One handle's write for ana conflicts again and again (another handle writes ana each time it waits for
+    its model), so it runs holding the store's write lock; a write for ben through the same handle meanwhile
+    is refused in one line naming the way out, and neither rolls back nor commits ana's half-done write."""
+    store = tmp_path / "memory.db"
+    _make(design, store)
+    with opened(design, str(store)) as memory, opened(design, str(store)) as other:
+        ana, made = _asking_write(memory, "ana")
+        meddled = 0
+        while not memory.held.store.db.in_transaction:  # until ana's write runs under the lock
+            other.write("ana", [entry_of(5, meddled)])
+            meddled += 1
+            assert ana.step(ana.answer()), "ana's write ended before it ran under the lock"
+        before = {o: _exported(other, o) for o in OWNERS}
+        with pytest.raises(MemstreamError) as error:
+            memory.write("ben", [entry_of(2, 0)])
+        assert "lock" in _one_line(error)
+        assert memory.held.store.db.in_transaction, "ben's refusal rolled back ana's write"
+        assert all(isinstance(i, int) for i in ana.finish())
+        assert _exported(other, "ana") == before["ana"] + made
+        assert _exported(other, "ben") == before["ben"]
+        memory.write("ben", [entry_of(2, 0)])  # the lock is free again
+    assert check(str(store)) == []
+
+
+@pytest.mark.parametrize("design", STORED)
+def test_a_second_write_for_an_owner_under_way_is_refused_in_one_line(design: str, tmp_path: Path) -> None:
+    """Two writes for one owner side by side through one handle would share its memory half-changed (the
+    second committed the first one's records without their keys): the second is refused, the first whole."""
+    store = tmp_path / "memory.db"
+    with opened(design, str(store)) as memory:
+        ana, made = _asking_write(memory, "ana")
+        for change in (lambda: memory.write("ana", [entry_of(2, 0)]), lambda: memory.forget("ana")):
+            with pytest.raises(MemstreamError) as error:
+                change()
+            assert "under way" in _one_line(error)
+        ana.finish()
+        memory.write("ana", [entry_of(2, 0)])
+    with opened(design, str(store)) as memory:
+        assert _exported(memory, "ana") == [*made, "p2-0"]
 
 
 # -- kill -9 -------------------------------------------------------------------------------------------

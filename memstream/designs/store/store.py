@@ -129,9 +129,11 @@ class DesignStore:
         except sqlite3.Error as e:
             raise self.refused(e) from None
 
-    def refused(self, error: sqlite3.Error) -> MemstreamError:
-        """A write SQLite refused (a full disk, a medium gone read-only), rolled back: the one line to raise."""
-        self.rollback()
+    def refused(self, error: sqlite3.Error, *, rollback: bool = True) -> MemstreamError:
+        """A write SQLite refused (a full disk, a medium gone read-only), rolled back (unless the transaction
+        is another write's): the one line to raise."""
+        if rollback:
+            self.rollback()
         return MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(error)}); nothing of it was "
                               f"kept{fix_for(error)}")
 

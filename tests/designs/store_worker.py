@@ -17,6 +17,7 @@ from random import Random
 from typing import Any
 
 from memstream.designs import Entry, entry, open_design
+from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel
 
 #: When every test's entries happen (one minute apart per sequence number).
@@ -82,3 +83,24 @@ def crash_run(design: str, store: str, run: int, seed: int, acks: str, owners: S
             ids = memory.write(owner, made)
             acknowledge(fd, {"owner": owner, "entries": [e.id for e in made], "records": ids})
     os.close(fd)
+
+
+def as_reader(design: str, store: str, uid: int | None, results: Any) -> None:
+    """Read ``owner`` ana's context read-only, then try to write, as user ``uid`` (None: as this user), and
+    put what happened in ``results``: the context, or each refusal's message."""
+    if uid is not None:
+        os.setgid(uid)
+        os.setuid(uid)
+    seen: dict[str, Any] = {}
+    try:
+        with open_design(design, store=store, read_only=True, embedder=HashEmbedder(EMBED_DIM)) as memory:
+            seen["context"] = memory.context("ana", "the lantern", START, 300)
+    except MemstreamError as e:
+        seen["read"] = str(e)
+    try:
+        with opened(design, store) as memory:
+            memory.write("ana", [entry_of(2, 0)])
+            seen["wrote"] = True
+    except MemstreamError as e:
+        seen["write"] = str(e)
+    results.put(seen)

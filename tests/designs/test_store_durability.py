@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import sqlite3
 import tempfile
@@ -464,29 +465,46 @@ def test_a_store_opened_read_only_reads_and_refuses_writes_in_one_line(design: s
     assert _store_files(store) == before
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to read-only files (chmod does not bite)")
+#: Who reads a read-only store when the tests run as root (whom chmod does not stop): ``nobody``.
+NOBODY = 65534
+
+
 @pytest.mark.parametrize("design", STORED)
 @pytest.mark.parametrize("what", ["file", "folder"])
 def test_a_read_only_file_or_folder_reads_and_refuses_writes_in_one_line(design: str, what: str,
                                                                          tmp_path: Path) -> None:
-    folder = tmp_path / "store"
+    """A store on a read-only file or in a read-only folder: reads work (``read_only=True``), a write is
+    refused in one line, nothing changes. Run as root, the reader is a process that became ``nobody``."""
+    root = os.geteuid() == 0
+    base = Path(tempfile.mkdtemp(prefix="memstream-ro-")) if root else tmp_path  # (nobody cannot enter tmp_path)
+    folder = base / "store"
     folder.mkdir()
     store = folder / "memory.db"
-    _make(design, store)
-    with opened(design, str(store)) as memory:
-        want = memory.context("ana", "the lantern", START, 300)
-    before = _store_files(store)
-    (store if what == "file" else folder).chmod(0o444 if what == "file" else 0o555)
     try:
-        with open_design(design, store=store, read_only=True, embedder=HashEmbedder(EMBED_DIM)) as memory:
-            assert memory.context("ana", "the lantern", START, 300) == want
-        with pytest.raises(MemstreamError) as error, opened(design, str(store)) as memory:
-            memory.write("ana", [entry_of(2, 0)])
-        assert "read-only" in _one_line(error)
+        _make(design, store)
+        with opened(design, str(store)) as memory:
+            want = memory.context("ana", "the lantern", START, 300)
+        before = _store_files(store)
+        if root:
+            base.chmod(0o755)
+            for p in (folder, store):
+                os.chown(p, NOBODY, NOBODY)
+        (store if what == "file" else folder).chmod(0o444 if what == "file" else 0o555)
+        ctx = _forkserver()
+        results = ctx.Queue()
+        reader = ctx.Process(target=store_worker.as_reader, args=(design, str(store), NOBODY if root else None,
+                                                                  results))
+        reader.start()
+        seen = results.get(timeout=60)
+        reader.join(timeout=60)
+        assert seen.get("context") == want, seen
+        assert "wrote" not in seen and "read-only" in seen["write"] and "\n" not in seen["write"], seen
+        assert _store_files(store) == before
     finally:
-        store.chmod(0o644)
         folder.chmod(0o755)
-    assert _store_files(store) == before
+        store.chmod(0o644)
+        if root:
+            shutil.rmtree(base)
 
 
 @pytest.mark.parametrize("design", STORED)

@@ -469,6 +469,7 @@ def test_a_store_opened_read_only_reads_and_refuses_writes_in_one_line(design: s
 NOBODY = 65534
 
 
+@pytest.mark.slow  # a process per case (the first starts the forkserver)
 @pytest.mark.parametrize("design", STORED)
 @pytest.mark.parametrize("what", ["file", "folder"])
 def test_a_read_only_file_or_folder_reads_and_refuses_writes_in_one_line(design: str, what: str,

@@ -309,9 +309,10 @@ def test_kill_9_mid_write_loses_no_acknowledged_write(design: str, tmp_path: Pat
         ready = ctx.Event()
         worker = ctx.Process(target=store_worker.crash_run,
                              args=(design, store, run, rng.randrange(1 << 30), str(acks), OWNERS, ready))
-        started = time.monotonic()
         worker.start()
-        if run == 0:  # how long a whole run takes on this machine, now
+        assert ready.wait(timeout=120), "the writer never opened the store"
+        started = time.monotonic()
+        if run == 0:  # how long fifty operations take on this machine, now (the process's start left out)
             worker.join(timeout=120)
             assert worker.exitcode == 0
             lasted = time.monotonic() - started

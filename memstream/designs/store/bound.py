@@ -17,6 +17,7 @@ has is not written again, and its first id is returned.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,7 @@ from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
 from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, Rows, dumps
+from memstream.designs.store.store import damaged
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage
 from memstream.stream import normalise_owner
@@ -74,6 +76,13 @@ class RowsDesign:
         self._held: dict[str, Held] = {}
         #: Each shared document's version and JSON as read (None: read them again before the next use).
         self._shared: dict[str, tuple[int, str]] | None = None
+        #: Times reading the shared documents changed what the design held of them (a write begun before
+        #: may have lost its changes to them, and is tried again).
+        self._shared_reads = 0
+        #: Owners with a write under way through this handle (stages driven side by side, one per owner).
+        self._writing: set[str] = set()
+        #: The write whose transaction this handle's connection holds (only it commits or rolls it back).
+        self._holder: object | None = None
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -95,16 +104,18 @@ class RowsDesign:
                 self.design.load_owner(owner, rows)
             except (KeyError, ValueError, TypeError) as e:
                 self.design.drop_owner(owner)
-                raise MemstreamError(f"{self.store.path}: the {self.name} memory of {owner!r} is damaged "
-                                     f"({type(e).__name__}: {e}); run `memstream memory check`") from None
+                raise MemstreamError(damaged(self.store.path, self._key(owner), e)) from None
         self._held[owner] = held
 
     def _fresh_shared(self) -> None:
         stored = self.store.read_shared(self.name, self.scope)
         versions = {n: v for n, (v, _) in stored.items()}
         if self._shared is None or versions != {n: v for n, (v, _) in self._shared.items()}:
+            held = {n: dumps(v) for n, v in self.design.shared_rows().items()}
             self.design.load_shared({n: value for n, (_, value) in stored.items()})
             self._shared = {n: (v, dumps(value)) for n, (v, value) in stored.items()}
+            if held != {n: text for n, (_, text) in self._shared.items()}:
+                self._shared_reads += 1
 
     def _unheld(self, owner: str) -> None:
         """Forget what this process holds of ``owner`` (its memory may be half changed): read again next time."""
@@ -165,33 +176,64 @@ class RowsDesign:
 
     def _changing(self, owner: str, attempt: Any) -> Stage[None]:
         """Run ``attempt`` (a stage changing the owner; the entry key of each record it made from an entry)
-        and store what it changed, trying again on a conflict (see the module's docstring)."""
+        and store what it changed, trying again on a conflict (see the module's docstring).
+
+        Several owners' writes may run side by side through one handle (a batched runner drives their stages
+        together); each commits or rolls back only its own transaction, and one that must run holding the
+        lock refuses the others in one line until it is done (they would wait on it in the same thread)."""
         if self.store.read_only:
             raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        for tries in range(OPTIMISTIC + 1):
-            locked = tries == OPTIMISTIC
-            if locked:
-                self.store.begin(self._key(owner))
-            try:
-                self._fresh(owner)
-                keys = yield from attempt()
-                if self._store(owner, keys, locked):
-                    return
-            except BaseException:
-                self.store.rollback()
+        if owner in self._writing:
+            raise MemstreamError(f"a write for {owner!r} is already under way through this handle; write again "
+                                 "once it has finished (one write per owner at a time)")
+        me = object()
+        self._writing.add(owner)
+        try:
+            for tries in itertools.count():
+                locked = tries >= OPTIMISTIC  # (under the lock, only this handle's own other writes can intrude)
+                if locked:
+                    self._lock(me, owner)
+                try:
+                    self._fresh(owner)
+                    reads = self._shared_reads
+                    keys = yield from attempt()
+                    if self._store(owner, keys, me, reads):
+                        return
+                except self.store.failures as e:  # a full disk, a medium gone read-only: nothing of the write kept
+                    self._unheld(owner)
+                    raise self.store.refused(e, rollback=self._holder is me) from None
+                except BaseException:
+                    self._release(me)
+                    self._unheld(owner)
+                    raise
                 self._unheld(owner)
-                raise
-            self._unheld(owner)
-        raise AssertionError("a write holding the lock cannot conflict")  # pragma: no cover
+        finally:
+            self._release(me)
+            self._writing.discard(owner)
 
-    def _store(self, owner: str, keys: dict[int, str], locked: bool) -> bool:
-        """Commit what the design now holds of ``owner`` beyond what the store has; whether it was stored."""
-        if not locked:
-            self.store.begin(self._key(owner))
-        held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], keys)
-        if held is None or not self._store_shared():
+    def _lock(self, me: object, owner: str) -> None:
+        """Take the store's write lock for the write ``me``; one line if another write of this handle has it."""
+        if self.store.in_transaction:
+            raise MemstreamError(f"{self.store.path}: another write through this handle holds the store's write "
+                                 "lock while it waits for its model; write again once it has finished")
+        self.store.begin(self._key(owner))
+        self._holder = me
+
+    def _release(self, me: object) -> None:
+        """Roll back the transaction of the write ``me``, if it holds one (never another write's)."""
+        if self._holder is me:
+            self._holder = None
             self.store.rollback()
+
+    def _store(self, owner: str, keys: dict[int, str], me: object, reads: int) -> bool:
+        """Commit what the design now holds of ``owner`` beyond what the store has; whether it was stored."""
+        if self._holder is not me:
+            self._lock(me, owner)
+        held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], keys)
+        if held is None or reads != self._shared_reads or not self._store_shared():
+            self._release(me)
             return False
+        self._holder = None
         self.store.commit()
         self._held[owner] = held
         return True
@@ -199,7 +241,8 @@ class RowsDesign:
     def _store_shared(self) -> bool:
         """Write the shared documents the design changed (inside the write transaction); False, writing none,
         if another process changed one since this one read it."""
-        assert self._shared is not None, "shared documents are read before a change"
+        if self._shared is None:  # another write through this handle failed and dropped them: read them again
+            return False
         was = self._shared
         now = {n: (v, dumps(v)) for n, v in self.design.shared_rows().items()}
         changed = {n: (was.get(n, (0, ""))[0], v) for n, (v, text) in now.items() if was.get(n, (0, ""))[1] != text}
@@ -219,7 +262,11 @@ class RowsDesign:
         owner = owner_name(owner)
         if self.store.read_only:
             raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        self.store.begin(self._key(owner))
+        if owner in self._writing:
+            raise MemstreamError(f"a write for {owner!r} is under way through this handle; forget it once that "
+                                 "write has finished")
+        me = object()
+        self._lock(me, owner)
         try:
             self._shared = None
             self._fresh(owner)
@@ -227,9 +274,13 @@ class RowsDesign:
             gone = self.store.forget(self._key(owner))
             stored = self._store_shared()
             assert stored, "shared documents read under the lock cannot have moved"
+            self._holder = None
             self.store.commit()
+        except self.store.failures as e:
+            self._unheld(owner)
+            raise self.store.refused(e, rollback=self._holder is me) from None
         except BaseException:
-            self.store.rollback()
+            self._release(me)
             self._unheld(owner)
             raise
         self._held.pop(owner, None)

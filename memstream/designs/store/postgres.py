@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memstream.designs.base import OwnerRows
 from memstream.designs.entries import Record
-from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps
+from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps, versions_counter
 from memstream.designs.store.schema import DESIGN_STORE, FORMAT
 from memstream.errors import MemstreamError, import_extra
 
@@ -133,6 +133,19 @@ class PostgresStore:
     @property
     def read_only(self) -> bool:
         return self._read_only
+
+    @property
+    def failures(self) -> tuple[type[BaseException], ...]:
+        return (self._psycopg.Error,)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._open is not None
+
+    def refused(self, error: BaseException, *, rollback: bool = True) -> MemstreamError:
+        if rollback:
+            self.rollback()
+        return MemstreamError(f"{self.path}: the write was not stored ({reason(error)}); nothing of it was kept")
 
     def close(self) -> None:
         self.rollback()
@@ -364,9 +377,16 @@ class PostgresStore:
             db.executemany("INSERT INTO design_logs (design, scope, owner, name, value) VALUES (%s,%s,%s,%s,%s)",
                            [(*where, name, dumps(item)) for name, items in rows.logs.items()
                             for item in items[held.logs.get(name, 0):]])
-            db.execute("INSERT INTO design_owners (design, scope, owner, version) VALUES (%s,%s,%s,1) "
-                       "ON CONFLICT (design, scope, owner) DO UPDATE SET version = design_owners.version + 1", where)
-        return Held(held.version + 1, len(rows.records), docs, logs)
+            # versions come from one counter per design, never reused (a forgotten owner written again must
+            # not take a version another process still holds of its forgotten memory: see store.py)
+            db.execute("INSERT INTO design_counters VALUES (%s, 1) ON CONFLICT DO NOTHING",
+                       (versions_counter(key.design),))
+            db.execute("UPDATE design_counters SET next = GREATEST(next, %s) + 1 WHERE design = %s RETURNING next - 1",
+                       (held.version + 1, versions_counter(key.design)))
+            (version,) = db.fetchone()  # type: ignore[misc]
+            db.execute("INSERT INTO design_owners (design, scope, owner, version) VALUES (%s,%s,%s,%s) "
+                       "ON CONFLICT (design, scope, owner) DO UPDATE SET version = EXCLUDED.version", (*where, version))
+        return Held(int(version), len(rows.records), docs, logs)
 
     # -- what is shared across owners -----------------------------------------------------------
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from memstream.designs.base import OwnerRows
+from memstream.errors import MemstreamError
 
 #: Record ids a process reserves at a time (a crash leaves a gap, never a duplicate).
 ID_BLOCK = 256
@@ -40,6 +41,11 @@ class Held:
     records: int = 0
     docs: dict[str, str] = field(default_factory=dict)  # each document's JSON as stored
     logs: dict[str, int] = field(default_factory=dict)
+
+
+def versions_counter(design: str) -> str:
+    """The ``design_counters`` row that hands out owner versions of ``design`` (beside its record ids' row)."""
+    return f"{design}#versions"
 
 
 def dumps(value: Any) -> str:
@@ -72,6 +78,16 @@ class Rows(Protocol):
     def commit(self) -> None: ...
 
     def rollback(self) -> None: ...
+
+    @property
+    def failures(self) -> tuple[type[BaseException], ...]:
+        """What a refused write raises (a full disk, a medium gone read-only, a server gone away)."""
+
+    @property
+    def in_transaction(self) -> bool: ...
+
+    def refused(self, error: BaseException, *, rollback: bool = True) -> MemstreamError:
+        """A write the back-end refused, rolled back (unless the transaction is another write's): the line to raise."""
 
     def reading(self) -> AbstractContextManager[Any]: ...
 

@@ -12,7 +12,9 @@ what is shared across owners lives in its own table (``design_shared``), never i
 - ``design_records``: the records, append-only, in the order written (``seq``), each with its key (the
   entry's id or digest: a retried write is stored once) and what the design keeps beside it (``extra``).
 - ``design_docs`` / ``design_logs``: an owner's small documents (rewritten when changed) and append-only lists.
-- ``design_counters``: the next record id per design, handed out a block at a time.
+- ``design_counters``: the next record id per design, handed out a block at a time, and (row
+  ``DESIGN#versions``) the next owner version, so a version is never given twice, even to an owner
+  forgotten and written again.
 - ``design_erasures``: that an owner was forgotten, when, and how many rows went: never what they held
   (the owner is named by a digest).
 """

@@ -21,13 +21,43 @@ from typing import Any
 import memstream.sqlite as sqlite
 from memstream.designs.base import OwnerRows
 from memstream.designs.entries import Record
-from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps
+from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps, versions_counter
 from memstream.designs.store.schema import DESIGN_STORE, FORMAT, SCHEMA
 from memstream.errors import MemstreamError
 
 
+def fix_for(error: BaseException) -> str:
+    """What the user can do about a write SQLite refused ("; " and the fix), or "" if nothing is known."""
+    code = (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
+    if code == sqlite3.SQLITE_FULL:
+        return "; free some disk space and write again"
+    if code == sqlite3.SQLITE_READONLY:
+        return "; check the file's permissions, or open it read_only=True to read it"
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return "; another process holds the store's write lock: try again when it is done"
+    return ""
+
+
+def record_time(at: str) -> datetime:
+    """A record's time as stored: an ISO time with its zone (ValueError for anything else)."""
+    when = datetime.fromisoformat(at)
+    if when.utcoffset() is None:
+        raise ValueError(f"time {at[:40]!r} has no time zone")
+    return when
+
+
+def damaged(path: str, key: OwnerKey, error: BaseException) -> str:
+    """The one line for an owner whose rows cannot be read back."""
+    return (f"{path}: the {key.design} memory of {key.owner!r} is damaged ({type(error).__name__}: "
+            f"{str(error).splitlines()[0][:80] if str(error) else ''}); run `memstream memory check`")
+
+
+
 class DesignStore:
     """The rows of every design in one file; ``read_only`` opens it without writing anything."""
+
+    #: What a write this store refuses raises (a full disk, a medium gone read-only): see :meth:`refused`.
+    failures: tuple[type[BaseException], ...] = (sqlite3.Error,)
 
     def __init__(self, path: str | Path, *, read_only: bool = False) -> None:
         self.path = str(path)
@@ -59,15 +89,25 @@ class DesignStore:
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as e:
-            raise MemstreamError(f"{self.path}: cannot write ({sqlite.reason(e)})") from None
+            raise MemstreamError(f"{self.path}: cannot write ({sqlite.reason(e)}){fix_for(e)}") from None
 
     def commit(self) -> None:
         try:
             self.db.execute("COMMIT")
         except sqlite3.Error as e:
+            raise self.refused(e) from None
+
+    def refused(self, error: BaseException, *, rollback: bool = True) -> MemstreamError:
+        """A write SQLite refused (a full disk, a medium gone read-only), rolled back (unless the transaction
+        is another write's): the one line to raise."""
+        if rollback:
             self.rollback()
-            raise MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(e)}); "
-                                 "nothing of it was kept") from None
+        return MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(error)}); nothing of it was "
+                              f"kept{fix_for(error)}")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
 
     def rollback(self) -> None:
         if self.db.in_transaction:
@@ -82,6 +122,8 @@ class DesignStore:
         self.begin()
         try:
             yield self.db
+        except sqlite3.Error as e:
+            raise self.refused(e) from None
         except BaseException:
             self.rollback()
             raise
@@ -122,7 +164,8 @@ class DesignStore:
         return row[0] if row else 0
 
     def read_owner(self, key: OwnerKey) -> tuple[Held, OwnerRows]:
-        """Everything of one owner, as one committed state (an owner never written: empty rows, version 0)."""
+        """Everything of one owner, as one committed state (an owner never written: empty rows, version 0);
+        one line naming the owner if a row of it is damaged (the other owners still read)."""
         where = (key.design, key.scope, key.owner)
         with self.reading() as db:
             version = self.version(key)
@@ -130,15 +173,20 @@ class DesignStore:
                               "WHERE design=? AND scope=? AND owner=? ORDER BY seq", where).fetchall()
             docs = dict(db.execute("SELECT name, value FROM design_docs WHERE design=? AND scope=? AND owner=?",
                                    where).fetchall())
+            items = db.execute("SELECT name, value FROM design_logs WHERE design=? AND scope=? AND owner=? "
+                               "ORDER BY seq", where).fetchall()
+        try:
+            records = [Record(i, key.owner, text, record_time(at), source, kind, session)
+                       for i, text, at, source, kind, session, _ in rows]
+            extras = {i: json.loads(extra) for i, *_, extra in rows if extra is not None}
             logs: dict[str, list[Any]] = {}
-            for name, value in db.execute("SELECT name, value FROM design_logs WHERE design=? AND scope=? AND "
-                                          "owner=? ORDER BY seq", where):
+            for name, value in items:
                 logs.setdefault(name, []).append(json.loads(value))
-        records = [Record(i, key.owner, text, datetime.fromisoformat(at), source, kind, session)
-                   for i, text, at, source, kind, session, _ in rows]
-        extras = {i: json.loads(extra) for i, *_, extra in rows if extra is not None}
+            values = {n: json.loads(v) for n, v in docs.items()}
+        except (ValueError, TypeError) as e:
+            raise MemstreamError(damaged(self.path, key, e)) from None
         held = Held(version, len(records), dict(docs), {name: len(items) for name, items in logs.items()})
-        return held, OwnerRows(records, extras, {n: json.loads(v) for n, v in docs.items()}, logs)
+        return held, OwnerRows(records, extras, values, logs)
 
     def known_keys(self, key: OwnerKey, keys: Sequence[str]) -> dict[str, int]:
         """Which of ``keys`` the owner's records already have, with their record ids."""
@@ -161,7 +209,8 @@ class DesignStore:
         version; None, writing nothing, if another process wrote the owner since ``held`` was read."""
         db = self.db
         assert db.in_transaction, "write_owner runs inside a write transaction"
-        if self.version(key) != held.version:
+        now = self.version(key)
+        if now != held.version:
             return None
         where = (key.design, key.scope, key.owner)
         new = rows.records[held.records:]
@@ -179,9 +228,22 @@ class DesignStore:
         db.executemany("INSERT INTO design_logs (design, scope, owner, name, value) VALUES (?,?,?,?,?)",
                        [(*where, name, dumps(item)) for name, items in rows.logs.items()
                         for item in items[held.logs.get(name, 0):]])
-        db.execute("INSERT INTO design_owners VALUES (?,?,?,1) ON CONFLICT (design, scope, owner) "
-                   "DO UPDATE SET version = version + 1", where)
-        return Held(held.version + 1, len(rows.records), docs, logs)
+        version = self._next_version(key.design, now)
+        db.execute("INSERT INTO design_owners VALUES (?,?,?,?) ON CONFLICT (design, scope, owner) "
+                   "DO UPDATE SET version = excluded.version", (*where, version))
+        return Held(version, len(rows.records), docs, logs)
+
+    def _next_version(self, design: str, now: int) -> int:
+        """An owner's next version (inside the write): above its version ``now`` and above every version any
+        owner of ``design`` was given before. Why: a forgotten owner has no version (0); written again, it
+        started at 1, the very version another process still held of its forgotten memory, which that
+        process then went on serving (and building on) as if nothing had changed."""
+        counter = versions_counter(design)
+        self.db.execute("INSERT OR IGNORE INTO design_counters VALUES (?, 1)", (counter,))
+        (given,) = self.db.execute("SELECT next FROM design_counters WHERE design=?", (counter,)).fetchone()
+        version = max(int(given), now + 1)
+        self.db.execute("UPDATE design_counters SET next=? WHERE design=?", (version + 1, counter))
+        return version
 
     # -- what is shared across owners -----------------------------------------------------------
 
@@ -268,9 +330,10 @@ def check_rows(db: sqlite3.Connection) -> list[str]:
                 problems.append(f"{table} row {rowid}: {column} is not JSON")
     for seq, at in db.execute("SELECT seq, at FROM design_records"):
         try:
-            datetime.fromisoformat(at)
-        except ValueError:
-            problems.append(f"design_records row {seq}: time {at[:40]!r} is not a time")
+            record_time(at)
+        except (ValueError, TypeError) as e:
+            problems.append(f"design_records row {seq}: time {str(at)[:40]!r} is not a time with a zone "
+                            f"({str(e)[:60]})")
     return problems[:50]
 
 

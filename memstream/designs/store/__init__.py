@@ -31,10 +31,11 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
+    scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
     held = DesignStore(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
-        yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
+        yield BoundDesign(RowsDesign(held, design, scope=scope), chat=chat)
     finally:
         held.close()
 

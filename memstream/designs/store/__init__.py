@@ -18,6 +18,8 @@ from typing import Any
 
 from memstream.designs.registry import make_design
 from memstream.designs.store.bound import BoundDesign, RowsDesign
+from memstream.designs.store.checking import check_store, refuse_non_store
+from memstream.designs.store.state_import import ImportedState, import_state, state_design
 from memstream.designs.store.store import DesignStore, check
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
@@ -64,4 +66,5 @@ def _scope(scope: str) -> str:
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "check", "open_design"]
+__all__ = ["BoundDesign", "DesignStore", "ImportedState", "check", "check_store", "import_state", "open_design",
+           "refuse_non_store", "state_design"]

@@ -116,13 +116,19 @@ def endpoint_flags(p: argparse.ArgumentParser) -> None:
                    help="model requests in flight at once (default 8) [env MEMSTREAM_CONCURRENCY]")
 
 
-def model_flags(p: argparse.ArgumentParser, *, cache: bool = True) -> None:
+def model_flags(p: argparse.ArgumentParser, *, cache: bool = True,
+                embedder: str = "; a stream reopens with its own by default") -> None:
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
     endpoint_flags(p)
     if cache:
         cache_flags(p)
-    p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL "
-                   "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
+    embedder_flag(p, embedder)
+
+
+def embedder_flag(p: argparse.ArgumentParser, also: str = "; a stream reopens with its own by default") -> None:
+    """``--embedder SPEC``: the embedder relevance is measured with."""
+    p.add_argument("--embedder", help=f"minilm (default), wordllama, hash or openai:MODEL "
+                   f"[env MEMSTREAM_EMBEDDER]{also}")
 
 
 def gate_flag(p: argparse.ArgumentParser, *, default: str | None, what: str, shown: str = "") -> None:

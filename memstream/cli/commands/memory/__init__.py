@@ -16,12 +16,17 @@ from memstream.cli.flags import (
     at_flag,
     budget_flag,
     design_config_flag,
+    embedder_flag,
     json_flag,
     model_flags,
     output_flag,
     yes_flag,
 )
 
+#: The commands that write, with the model flags (``--llm``, ``--embedder``, ...) and the design's settings.
+CHANGING = ("remember", "consolidate", "import")
+#: What ``--embedder`` says in these commands (a design that ranks by relevance embeds with it).
+EMBEDDER = "; the same in every command on one store"
 #: The budget ``memory context`` assembles in when none is given.
 CONTEXT_BUDGET = 1000
 
@@ -43,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
         if design:
             q.add_argument("--scope", default="", metavar="SCOPE", help="the tenant or workspace the agent is in "
                            "(default none)")
+            if name not in CHANGING:  # the commands that write take it with the model flags
+                embedder_flag(q, EMBEDDER)
         return q
 
     q = command("remember", "write entries (a text, or a JSONL file of entries) and print their record ids")
@@ -61,7 +68,6 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     q.add_argument("query", help="what the context is for")
     at_flag(q)
     budget_flag(q, default=CONTEXT_BUDGET)
-    q.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL [env MEMSTREAM_EMBEDDER]")
     json_flag(q, "every block with its tier, text, tokens and record ids")
 
     q = command("consolidate", "the design's background work for the agent (summaries, reflections)")
@@ -90,13 +96,14 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     q = command("forget", "remove every trace of the agent from the design's memory (an erasure is logged)")
     yes_flag(q, "forget")
 
-    command("check", "verify a design store: integrity, rows, every owner readable", design=False, owner=False)
+    q = command("check", "verify a design store: integrity, rows, every owner readable", design=False, owner=False)
+    embedder_flag(q, "; reading a design that ranks by relevance embeds its records")
     return {"memory": cmd_memory}
 
 
 def _changing(q: argparse.ArgumentParser) -> None:
     """The flags of a command that writes: the model the design asks, and its settings."""
-    model_flags(q)
+    model_flags(q, embedder=EMBEDDER)
     design_config_flag(q)
 
 

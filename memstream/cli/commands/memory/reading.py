@@ -76,8 +76,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from memstream.designs import check_store
+    from memstream.models import make_embedder
 
-    problems = check_store(args.store)
+    problems = check_store(args.store, embedder=make_embedder(args.embedder) if args.embedder else None)
     for problem in problems:
         print(f"{args.store}: {problem}")
     if not problems:

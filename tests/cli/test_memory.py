@@ -223,6 +223,7 @@ def _bad_inputs(tmp_path: Path, store: Path) -> list[list[str]]:
         ["memory", "context", *where(store, "buffer-summary", "--agent", "ann"), "q"],  # a design it does not hold
         ["memory", "export", *where(store, "vector", "--agent", "ann")],
         ["memory", "consolidate", *where(store, "buffer-summary", "--agent", "ann")],
+        ["memory", "consolidate", *where(store, "full", "--agent", "nobody")],
         ["memory", "owners", "--store", str(store), "--design", "vector"],
         ["memory", "context", *where(tmp_path / "missing.db", "full", "--agent", "ann"), "q"],
         [*remember, "hi", "--design-config", "window_tokens=500"],  # other settings than the store's

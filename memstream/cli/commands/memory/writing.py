@@ -54,6 +54,9 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
     agent, at = agent_of(args), at_of(args)
     require_design(args.store, design_of(args))
     with opened(args, write=True, chat=True) as memory:
+        if agent not in memory.owners():  # consolidating would make an empty owner of a mistyped name
+            raise MemstreamError(f"{agent} has no {memory.name} memory in {args.store}"
+                                 f"{f' (scope {args.scope!r})' if args.scope else ''}; nothing to consolidate")
         made = memory.consolidate(agent, at)
     print(f"consolidated {agent} in {memory.name}: {made} record(s) or summaries written")
     return 0

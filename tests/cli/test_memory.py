@@ -191,6 +191,8 @@ def test_a_read_only_store_is_read_not_written(capsys, tmp_path: Path, monkeypat
                                      "--at", AT)
     assert "hello there" in run(capsys, "memory", "context", *where(store, "full", "--agent", "ann"), "hi")[1]
     assert run(capsys, "memory", "check", "--store", str(store))[0] == 0
+    monkeypatch.setenv("MEMSTREAM_READ_IMMUTABLE", "1")  # media SQLite cannot tell are read-only
+    assert "hello there" in run(capsys, "memory", "export", *where(store, "full", "--agent", "ann"))[1]
     assert files(tmp_path) == before
 
 
@@ -263,7 +265,10 @@ def test_every_bad_input_is_one_line_and_writes_nothing(capsys, tmp_path: Path) 
 
 
 TEXT = st.text(st.characters(codec="utf-8"), max_size=12)
-OPTION = st.one_of(TEXT, st.integers(-10**12, 10**12).map(str), st.sampled_from(["", " ", "\x00", "\x1b[2J", "\u202e"]))
+#: Any text at all, lone surrogates included (as undecodable bytes in argv arrive, or JSON's \\ud800 escapes).
+ANY = st.text(max_size=8)
+OPTION = st.one_of(TEXT, ANY, st.integers(-10**12, 10**12).map(str),
+                   st.sampled_from(["", " ", "\x00", "\x1b[2J", "\u202e", "\udcff"]))
 
 
 def mostly(good: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
@@ -272,7 +277,7 @@ def mostly(good: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
 
 
 LINE = st.dictionaries(st.sampled_from(["text", "at", "source", "kind", "session", "id", "owner"]),
-                       st.one_of(TEXT, st.integers(), st.just(AT), st.none()))
+                       st.one_of(ANY, st.integers(), st.just(AT), st.none()))
 
 
 @pytest.mark.slow
@@ -280,12 +285,13 @@ LINE = st.dictionaries(st.sampled_from(["text", "at", "source", "kind", "session
           suppress_health_check=list(HealthCheck))
 @given(agent=mostly(st.sampled_from(["ann", "bob", " ann "])), at=mostly(st.just(AT)), budget=mostly(st.just("300")),
        design=mostly(st.sampled_from(DESIGNS)), scope=mostly(st.just("")), text=mostly(st.just("Ann likes tea")),
+       source=mostly(st.just("user")), session=mostly(st.just("s1")),
        lines=st.lists(st.one_of(st.just({"text": "Ann likes tea", "at": AT}), LINE, TEXT.map(json.dumps), TEXT),
                       max_size=3),
        verb=st.sampled_from(["remember", "remember-file", "context", "export", "consolidate"]))
 def test_generated_options_exit_0_1_or_2_and_a_refusal_writes_nothing(
-        tmp_path_factory, agent: str, at: str, budget: str, design: str, scope: str, text: str, lines: list,
-        verb: str) -> None:
+        tmp_path_factory, agent: str, at: str, budget: str, design: str, scope: str, text: str, source: str,
+        session: str, lines: list, verb: str) -> None:
     folder = tmp_path_factory.mktemp("fuzz")
     store = folder / "memory.db"
     for name in DESIGNS:
@@ -294,7 +300,7 @@ def test_generated_options_exit_0_1_or_2_and_a_refusal_writes_nothing(
     entries = folder / "entries.jsonl"
     entries.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines), encoding="utf-8")
     options = ["--store", str(store), "--design", design, "--agent", agent, "--scope", scope]
-    when = ["--at", at]
+    when = ["--at", at, *(["--source", source, "--session", session] if verb.startswith("remember") else [])]
     argv = {"remember": ["remember", *options, *when, text],
             "remember-file": ["remember", *options, *when, "--file", str(entries)],
             "context": ["context", *options, *when, "q", "--budget", budget], "export": ["export", *options],
@@ -307,3 +313,22 @@ def test_generated_options_exit_0_1_or_2_and_a_refusal_writes_nothing(
     if code == 2:
         assert stderr.getvalue().count("\n") == 1, stderr.getvalue()
         assert files(folder) == before, argv
+
+
+def test_reconfigure_records_the_new_settings(capsys, tmp_path: Path) -> None:
+    store = tmp_path / "memory.db"
+    remember = ["memory", "remember", *where(store, "buffer-summary", "--agent", "ann"), "--at", AT]
+    assert run(capsys, *remember, "one", "--design-config", "turns=4")[0] == 0
+    refused(capsys, *remember, "two", "--design-config", "turns=3")
+    assert run(capsys, *remember, "two", "--design-config", "turns=3", "--reconfigure")[0] == 0
+    assert run(capsys, *remember, "three", "--design-config", "turns=3")[0] == 0  # now the store's
+    with closing(sqlite3.connect(store)) as db:
+        config, changes = db.execute("SELECT config, changes FROM design_settings").fetchone()
+    assert json.loads(config)["turns"] == 3 and [c["from"]["turns"] for c in json.loads(changes)] == [4]
+
+
+def test_settings_pairs_keep_a_json_value_whole() -> None:
+    from memstream.cli.flags import settings_pairs
+
+    assert settings_pairs('turns=10, weights={"rec": 1, "rel": 2},batch=5') == {
+        "turns": "10", "weights": '{"rec": 1, "rel": 2}', "batch": "5"}

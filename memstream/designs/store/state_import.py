@@ -111,8 +111,8 @@ def _copy_rows(path: str | Path, loaded: MemoryDesign[Any], memory: BoundDesign,
         first = store.reserve_ids(name, 0)  # the next id the store would hand out (nothing reserved)
         if ids and min(ids) < first:
             raise MemstreamError(f"{path}: its record ids (from {min(ids)}) are taken in the {name} design of "
-                                 f"{store.path} (by memory written there, or another state); add --replay to write its entries "
-                                 "again instead, or import it into a new store")
+                                 f"{store.path} (by memory written there, or another state); add --replay to write its "
+                                 "entries again instead, or import it into a new store")
         taken = [o for o in owners if store.version(OwnerKey(name, scope, o))]
         if taken:
             raise MemstreamError(f"{path}: {taken[0]!r} already has {name} memory in {store.path}; add --replay to "

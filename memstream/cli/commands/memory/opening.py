@@ -117,14 +117,10 @@ def opened(args: argparse.Namespace, *, write: bool, chat: bool = False,
 
 def id_runs(ids: list[int] | tuple[int, ...]) -> str:
     """Record ids as runs, ``1-4, 9``: a block drawn from a thousand records stays one line."""
-    runs: list[str] = []
-    ordered = sorted(set(ids))
-    start = prev = None
-    for i in [*ordered, None]:
-        if start is not None and (i is None or i != prev + 1):  # type: ignore[operator]
-            runs.append(str(start) if start == prev else f"{start}-{prev}")
-            start = None
-        if i is not None and start is None:
-            start = i
-        prev = i
-    return ", ".join(runs) or "none"
+    runs: list[list[int]] = []
+    for i in sorted(set(ids)):
+        if runs and i == runs[-1][1] + 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs) or "none"

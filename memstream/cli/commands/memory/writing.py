@@ -12,7 +12,7 @@ from typing import Any
 
 from memstream.cli.commands.memory.entries import read_entries
 from memstream.cli.commands.memory.opening import agent_of, at_of, design_of, id_runs, opened, require_design
-from memstream.cli.outputs import check_json_output, write_json
+from memstream.cli.outputs import STDOUT, check_json_output, write_json
 from memstream.errors import MemstreamError
 
 #: The fields of an entry the flags of ``remember`` give (for a TEXT, or as defaults for a file's lines).
@@ -34,7 +34,6 @@ def cmd_remember(args: argparse.Namespace) -> int:
         entries = read_entries(args.file, {**given, **at})
     else:
         entries = [entry(text=args.text, at=at_of(args), id=args.id, **given)]
-    design_of(args)
     with opened(args, write=True, chat=True) as memory:
         before = set(memory.held.entry_keys(agent))
         ids = memory.write(agent, entries)
@@ -42,7 +41,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
     new = sorted({i for i in kept if i not in before})
     if out is not None:
         write_json(out, {"design": memory.name, "agent": agent, "ids": ids, "new": new})
-        return 0
+        if out == STDOUT:
+            return 0
     also = [f"{len(set(kept)) - len(new)} already there"] if len(set(kept)) > len(new) else []
     also += [f"{ids.count(None)} kept out by the write gate"] if None in ids else []
     print(f"remembered {len(new)} new entr{'y' if len(new) == 1 else 'ies'} for {agent} in {memory.name}: "
@@ -70,7 +70,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     if args.file is None or args.agent is None or args.design is None:
         raise MemstreamError("import FILE.jsonl needs --design NAME and --agent NAME (or import --state STATE.json)")
     agent = agent_of(args)
-    design_of(args)
     entries = read_entries(args.file)
     with opened(args, write=True, chat=True) as memory:
         new = memory.import_entries(agent, entries)

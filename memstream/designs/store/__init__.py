@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstream.designs.registry import make_design
+from memstream.designs.base import MemoryDesign
+from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.bound import BoundDesign, RowsDesign
 from memstream.designs.store.checking import check_store, refuse_non_store
 from memstream.designs.store.state_import import ImportedState, import_state, state_design
@@ -34,6 +35,7 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
     scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
+    _refuse_unkept(name)  # before its settings are recorded
     held = DesignStore(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
@@ -58,6 +60,18 @@ def _settings(store: DesignStore, name: str, config: dict[str, Any], reconfigure
                              "open it without settings to use the store's, or pass reconfigure=True "
                              "(--reconfigure) to change them")
     return wanted
+
+
+def kept_designs() -> list[str]:
+    """The designs that can be kept in a design store (those that say how their memory is rows)."""
+    return [n for n, kind in DESIGNS.items() if kind.owner_rows is not MemoryDesign.owner_rows]
+
+
+def _refuse_unkept(name: str) -> None:
+    kind = DESIGNS.get(name)
+    if kind is not None and kind.owner_rows is MemoryDesign.owner_rows:
+        raise MemstreamError(f"the {name} design cannot be kept in a design store yet; use one of "
+                             f"{', '.join(kept_designs())}")
 
 
 def _scope(scope: str) -> str:

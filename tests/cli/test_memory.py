@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import memstream.sqlite
 from memstream.cli import main
-from memstream.designs import entry, make_design, open_design, save_state
+from memstream.designs import DESIGNS as ALL_DESIGNS
+from memstream.designs import MemoryDesign, entry, make_design, open_design, save_state
 from memstream.models import HashEmbedder, make_chat_model
 
 #: The designs that keep their memory as rows today (the others join as they do).
@@ -246,6 +247,8 @@ def _bad_inputs(tmp_path: Path, store: Path) -> list[list[str]]:
         ["memory", "import", "--store", str(store), "--state", str(tmp_path / "notes.txt")],
         ["memory", "import", "--store", str(store), "--state", lines[2], "--agent", "ann"],
     ]
+    unkept = [n for n, kind in ALL_DESIGNS.items() if kind.owner_rows is MemoryDesign.owner_rows]
+    cases += [["memory", "remember", *where(store, name, "--agent", "ann"), "hi"] for name in unkept[:1]]  # none soon
     return cases
 
 

@@ -1,9 +1,9 @@
 """Opening the design store a ``memory`` command works on, with everything it was given checked first.
 
-The agent, the design, its settings and the time are checked before the store is touched; a command
-that only reads opens the store read-only and refuses a design the store does not hold; a store this
-command created is removed again if the command fails: a refused command leaves the store's bytes as
-they were.
+The agent, the design, its settings, the time and the entries are checked before the store is touched,
+so a refused command leaves the store's bytes as they were, and a new store is made only for a command
+that will write. A store is never removed again after a failure: another process may be writing to it
+by then. A command that only reads opens the store read-only and refuses a design the store does not hold.
 """
 
 from __future__ import annotations
@@ -79,8 +79,7 @@ def opened(args: argparse.Namespace, *, write: bool, chat: bool = False,
     config = settings if settings is not None else (design_settings(args) if write else {})
     if config:
         make_design(name, **config)  # bad settings: one line before the store is touched
-    existed = Path(path).exists() or Path(path).is_symlink()
-    if existed or not write:
+    if Path(path).exists() or Path(path).is_symlink() or not write:
         if write:
             from memstream.designs import refuse_non_store
 
@@ -99,9 +98,6 @@ def opened(args: argparse.Namespace, *, write: bool, chat: bool = False,
                          reconfigure=getattr(args, "reconfigure", False), read_only=not write, **config) as memory:
             yield memory
     except BaseException:
-        if not existed:
-            for suffix in ("", "-wal", "-shm"):
-                Path(path + suffix).unlink(missing_ok=True)
         if cached is not None:
             cached.close()
             if not cache_existed:

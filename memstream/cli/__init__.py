@@ -16,6 +16,7 @@ from memstream.cli.commands import (
     inspect,
     interview,
     measure,
+    memory,
     plan,
     plot,
     profile,
@@ -36,7 +37,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 #: The command modules, in the order ``memstream --help`` lists their commands.
 COMMANDS = (add, recall, inspect, demo, reflect, plan, run, replay, interview, measure, sweep, view, plot, evaluate,
-            profile, facts, provenance)
+            profile, facts, memory, provenance)
 
 
 class _Prefixed(logging.Formatter):

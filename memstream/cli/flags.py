@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import argparse
 from datetime import datetime
+from typing import Any
 
 from memstream.cli.outputs import STDOUT
 from memstream.cli.parser import Deprecated, require
+from memstream.errors import MemstreamError
 
 
 def agent_flag(p: argparse.ArgumentParser, *, required: bool = True,
@@ -114,13 +116,19 @@ def endpoint_flags(p: argparse.ArgumentParser) -> None:
                    help="model requests in flight at once (default 8) [env MEMSTREAM_CONCURRENCY]")
 
 
-def model_flags(p: argparse.ArgumentParser, *, cache: bool = True) -> None:
+def model_flags(p: argparse.ArgumentParser, *, cache: bool = True,
+                embedder: str = "; a stream reopens with its own by default") -> None:
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL [env MEMSTREAM_LLM]")
     endpoint_flags(p)
     if cache:
         cache_flags(p)
-    p.add_argument("--embedder", help="minilm (default), wordllama, hash or openai:MODEL "
-                   "[env MEMSTREAM_EMBEDDER]; a stream reopens with its own by default")
+    embedder_flag(p, embedder)
+
+
+def embedder_flag(p: argparse.ArgumentParser, also: str = "; a stream reopens with its own by default") -> None:
+    """``--embedder SPEC``: the embedder relevance is measured with."""
+    p.add_argument("--embedder", help=f"minilm (default), wordllama, hash or openai:MODEL "
+                   f"[env MEMSTREAM_EMBEDDER]{also}")
 
 
 def gate_flag(p: argparse.ArgumentParser, *, default: str | None, what: str, shown: str = "") -> None:
@@ -140,3 +148,85 @@ def parse_time_arg(text: str | None, what: str) -> datetime | None:
     from memstream.timeutil import parse_time
 
     return parse_time(text, what) if text is not None else None
+
+
+def at_flag(p: argparse.ArgumentParser, help: str = "ISO time with zone (default: now, UTC)") -> None:
+    """``--at TIME``: when a command's write or read happens (checked by :func:`parse_time_arg`)."""
+    p.add_argument("--at", metavar="TIME", help=help)
+
+
+#: The largest context budget a command takes, in tokens: beyond any model's context window.
+MAX_BUDGET = 10_000_000
+
+
+def budget(text: str) -> int:
+    """One ``--budget``: a positive number of tokens up to :data:`MAX_BUDGET`."""
+    value = positive_int(text)
+    if value > MAX_BUDGET:
+        raise argparse.ArgumentTypeError(f"{text[:20]} tokens is over the largest budget, {MAX_BUDGET:,}")
+    return value
+
+
+def budget_flag(p: argparse.ArgumentParser, *, default: int, help: str = "the context's budget in tokens") -> None:
+    """``--budget N``: how many tokens a context may take."""
+    p.add_argument("--budget", type=budget, default=default, metavar="N", help=f"{help} (default {default})")
+
+
+def yes_flag(p: argparse.ArgumentParser, what: str) -> None:
+    """``--yes``: do ``what`` without asking (needed when stdin is not a terminal to ask on)."""
+    p.add_argument("--yes", action="store_true", help=f"{what} without asking for confirmation")
+
+
+def settings_pairs(text: str) -> dict[str, str]:
+    """``KEY=VALUE,KEY=VALUE``: settings by name, values as text (the design's settings type reads them).
+    A value in braces or brackets (a JSON object or list) may hold commas."""
+    pairs: dict[str, str] = {}
+    for part in _top_level_commas(text):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise argparse.ArgumentTypeError(f"{part.strip()[:40]!r} is not KEY=VALUE, e.g. turns=10,batch=5")
+        pairs[key.strip()] = value.strip()
+    if not pairs:
+        raise argparse.ArgumentTypeError("give settings as KEY=VALUE, e.g. turns=10,batch=5")
+    return pairs
+
+
+def _top_level_commas(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c in "{[":
+            depth += 1
+        elif c in "}]":
+            depth -= 1
+        elif c == "," and depth <= 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [p for p in parts if p.strip()]
+
+
+def design_config_flag(p: argparse.ArgumentParser) -> None:
+    """``--design-config KEY=VALUE,...``: a design's settings (its ``Config``'s fields); repeatable."""
+    p.add_argument("--design-config", type=settings_pairs, action="append", default=[], metavar="KEY=VALUE,...",
+                   help="the design's settings, e.g. turns=10,batch=5 for buffer-summary (a JSON value for an "
+                        "object: weights={...}); a store keeps the settings it was made with unless --reconfigure")
+    p.add_argument("--reconfigure", action="store_true",
+                   help="change the store's recorded settings of the design to --design-config's (recorded)")
+
+
+def design_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings ``--design-config`` gave (later ones win), JSON objects and lists read as such."""
+    import json
+
+    merged: dict[str, Any] = {}
+    for pairs in args.design_config:
+        for key, value in pairs.items():
+            if value[:1] in "{[":
+                try:
+                    merged[key] = json.loads(value)
+                except ValueError:
+                    raise MemstreamError(f"--design-config {key}: {value[:40]!r} is not JSON; write e.g. "
+                                         f'{key}={{"rec": 1}}') from None
+            else:
+                merged[key] = value
+    return merged

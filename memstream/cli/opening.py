@@ -83,7 +83,7 @@ def _opened(path: str, args: argparse.Namespace, *, create: bool, chat: bool,
     embedder = make_embedder(args.embedder) if getattr(args, "embedder", None) else None
     model = make_chat_model(getattr(args, "llm", None), timeout=getattr(args, "timeout", None),
                             concurrency=getattr(args, "concurrency", None)) if chat else None
-    cache = _cache_path(path, args, model)
+    cache = cache_path(path, args, model)
     cache_existed = cache is None or cache.exists()
     cached: CachedChatModel | None = None
     if model is not None and cache is not None:
@@ -132,7 +132,7 @@ def answers_note(usage: Usage) -> str | None:
     return "the model's answers " + "; ".join(parts) if parts else None
 
 
-def _cache_path(path: str, args: argparse.Namespace, model: object) -> Path | None:
+def cache_path(path: str, args: argparse.Namespace, model: object) -> Path | None:
     """Where the CLI keeps a stream's model calls: ``--cache``, else beside the stream for a real model."""
     if model is None or getattr(args, "no_cache", False):
         return None

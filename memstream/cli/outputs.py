@@ -52,6 +52,20 @@ def check_image_output(value: str, flag: str, inputs: Sequence[str | Path] = ())
     return out
 
 
+def check_jsonl_output(value: str, flag: str, inputs: Sequence[str | Path] = ()) -> Path:
+    """A JSON-lines file a command writes (an export), checked like ``--json FILE`` before any work: .jsonl,
+    not a folder, not an input, and not an existing file of another kind."""
+    out = Path(value)
+    if out.suffix.lower() != ".jsonl":
+        raise MemstreamError(f"{flag} {value} must end in .jsonl")
+    if out.is_dir():
+        raise MemstreamError(f"{flag} {value} is a folder; name a .jsonl file")
+    if not out.parent.is_dir():
+        raise MemstreamError(f"{flag} {value}: the folder {out.parent} does not exist")
+    _refuse_to_overwrite(out, f"{flag} {value}", inputs, "JSON lines", lambda head: head.startswith(b"{"))
+    return out
+
+
 def _refuse_to_overwrite(out: Path, shown: str, inputs: Sequence[str | Path], kind: str,
                          own_kind: Callable[[bytes], bool]) -> None:
     """An output that exists may be replaced only if it is the command's own kind of file and not

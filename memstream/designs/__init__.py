@@ -30,7 +30,16 @@ from memstream.designs.retrievers import (
     score,
     tokenize,
 )
-from memstream.designs.store import BoundDesign, DesignStore, open_design
+from memstream.designs.store import (
+    BoundDesign,
+    DesignStore,
+    ImportedState,
+    check_store,
+    import_state,
+    open_design,
+    refuse_non_store,
+    state_design,
+)
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
@@ -43,4 +52,5 @@ __all__ = [
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
     "open_design", "save_state", "score", "tokenize",
+    "ImportedState", "check_store", "import_state", "refuse_non_store", "state_design",  # the design store's lifecycle
 ]

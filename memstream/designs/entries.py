@@ -45,6 +45,19 @@ class Entry(BaseModel):
         said = json.dumps([self.at.isoformat(), self.source, self.kind, self.session, self.text])
         return "sha256:" + hashlib.sha256(said.encode()).hexdigest()[:32]
 
+    @field_validator("source", "session", "id")
+    @classmethod
+    def _storable(cls, value: str | None) -> str | None:
+        """Text a store can hold: no NUL, no lone surrogate (SQLite refuses to encode one, mid-write)."""
+        if value is not None:
+            if "\x00" in value:
+                raise ValueError("holds a NUL character")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("holds a lone surrogate (not valid Unicode); fix its encoding") from None
+        return value
+
     @field_validator("at")
     @classmethod
     def _aware(cls, value: datetime) -> datetime:

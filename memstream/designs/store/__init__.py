@@ -17,11 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstream.designs.registry import make_design
+from memstream.designs.base import MemoryDesign
+from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.backends import check, open_rows, refuse_own_file
 from memstream.designs.store.bound import BoundDesign, RowsDesign
+from memstream.designs.store.checking import check_store, refuse_non_store
 from memstream.designs.store.postgres import PostgresStore
 from memstream.designs.store.rows import Rows
+from memstream.designs.store.state_import import ImportedState, import_state, state_design
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
@@ -35,11 +38,13 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
+    scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
+    _refuse_unkept(name)  # before its settings are recorded
     refuse_own_file(name, store)
     held = open_rows(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
-        yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
+        yield BoundDesign(RowsDesign(held, design, scope=scope), chat=chat)
     finally:
         held.close()
 
@@ -62,10 +67,23 @@ def _settings(store: Rows, name: str, config: dict[str, Any], reconfigure: bool)
     return wanted
 
 
+def kept_designs() -> list[str]:
+    """The designs that can be kept in a design store (those that say how their memory is rows)."""
+    return [n for n, kind in DESIGNS.items() if kind.owner_rows is not MemoryDesign.owner_rows]
+
+
+def _refuse_unkept(name: str) -> None:
+    kind = DESIGNS.get(name)
+    if kind is not None and kind.owner_rows is MemoryDesign.owner_rows:
+        raise MemstreamError(f"the {name} design cannot be kept in a design store yet; use one of "
+                             f"{', '.join(kept_designs())}")
+
+
 def _scope(scope: str) -> str:
     if not isinstance(scope, str) or any(ord(c) < 32 or ord(c) == 127 for c in scope) or len(scope) > 200:
         raise MemstreamError(f"a scope is plain text of at most 200 characters, got {scope!r:.40}")
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "PostgresStore", "Rows", "check", "open_design"]
+__all__ = ["BoundDesign", "DesignStore", "ImportedState", "PostgresStore", "Rows", "check", "check_store",
+           "import_state", "open_design", "refuse_non_store", "state_design"]

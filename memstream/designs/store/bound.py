@@ -132,6 +132,11 @@ class RowsDesign:
         self._fresh(owner)
         return list(self.design.owner_rows(owner).records)
 
+    def stored_records(self, owner: str) -> list[Record]:
+        """The owner's records as the store has them, read without loading them into the design (no index
+        is built, nothing embedded): what an export needs."""
+        return list(self.store.read_owner(self._key(owner_name(owner)))[1].records)
+
     def entry_keys(self, owner: str) -> dict[int, str]:
         """Each record id that came from an entry, with the entry's key."""
         owner = owner_name(owner)
@@ -323,8 +328,10 @@ class BoundDesign:
 
     def export(self, owner: str) -> Iterator[Entry]:
         """The entries ``owner`` was given, in the order written (what :meth:`import_entries` replays)."""
-        keys = self.held.entry_keys(owner)
-        for r in self.held.records(owner):
+        with self.held.store.reading():  # the keys and the records as of one commit
+            keys = self.held.entry_keys(owner)
+            records = self.held.stored_records(owner)
+        for r in records:
             if r.id in keys:
                 given = keys[r.id]
                 yield Entry(text=r.text, at=r.at, source=r.source, kind=r.kind, session=r.session,  # type: ignore[arg-type]

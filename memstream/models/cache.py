@@ -32,6 +32,47 @@ CREATE TABLE IF NOT EXISTS calls(
 """
 
 
+#: A text shorter than this is not looked for in cached answers when an owner is forgotten: it would match
+#: the answers of every other owner too ("yes", a number), and quotes nothing of theirs.
+MIN_QUOTE = 8
+
+
+def quoting(texts: Sequence[str]) -> list[str]:
+    """What to look for in a cached answer to find one that quotes any of ``texts``: each text as written
+    and as a JSON string spells it (an answer is often JSON), the short ones left out (:data:`MIN_QUOTE`)."""
+    wanted = {t.strip() for t in texts if len(t.strip()) >= MIN_QUOTE}
+    return sorted(wanted | {json.dumps(t)[1:-1] for t in wanted} | {json.dumps(t, ensure_ascii=False)[1:-1]
+                                                                      for t in wanted})
+
+
+def forget_quoting(db: sqlite.Connection, texts: Sequence[str]) -> int:
+    """Delete every cached call whose answer quotes one of ``texts`` (an owner's records, facts, insights), with
+    ``secure_delete`` so their bytes are overwritten, then empty the write-ahead log; the calls deleted.
+
+    The cache keeps a request only as its hash (:func:`call_key`), so what can quote an owner is the answer;
+    a request whose answer quotes nothing of theirs (an importance rating: a number) keeps a hash of their text,
+    which reveals nothing of it."""
+    needles = quoting(texts)
+    if not needles:
+        return 0
+    db.execute("PRAGMA secure_delete=ON")
+    with sqlite.transaction(db):
+        doomed = [(key,) for key, response in db.execute("SELECT key, response FROM calls")
+                  if any(n in response for n in needles)]
+        db.executemany("DELETE FROM calls WHERE key=?", doomed)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return len(doomed)
+
+
+def forget_in_cache(path: str | Path, texts: Sequence[str]) -> int:
+    """:func:`forget_quoting` on the call cache file at ``path`` (refused in one line if it is not one)."""
+    db = sqlite.connect(path, kind=CALL_CACHE, create=False)
+    try:
+        return forget_quoting(db, texts)
+    finally:
+        db.close()
+
+
 def call_key(model: str, messages: list[Message], params: Mapping[str, object]) -> str:
     blob = json.dumps({"model": model, "messages": messages, "params": params}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
@@ -125,6 +166,11 @@ class CachedChatModel(ChatModel):
                 failed.partial = [r for r in results if r is not None]
                 raise failed
         return [r for r in results if isinstance(r, Completion)]
+
+    def forget_quoting(self, texts: Sequence[str]) -> int:
+        """Delete the cached calls whose answers quote one of ``texts`` (:func:`forget_quoting`)."""
+        with self._lock:
+            return forget_quoting(self._db, texts)
 
     def __len__(self) -> int:
         with self._lock:

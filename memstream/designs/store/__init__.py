@@ -6,7 +6,9 @@
 
 :func:`open_design` opens (or makes) the store, records the design's settings the first time and refuses
 other settings after that unless ``reconfigure=True`` (then the change is recorded). See :mod:`.bound`
-for how writes of many processes stay whole, and :mod:`.schema` for the rows.
+for how writes of many processes stay whole, and :mod:`.schema` for the rows. A design that keeps its memory
+in a file of its own kind (``stream``, ``facts``: ``keeps_own_file``) is bound through :mod:`.own_file`
+instead, its file beside the store (``PATH.stream``, ``PATH.facts``: :func:`~.schema.own_file_path`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstream.designs.registry import make_design
+from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.bound import BoundDesign, RowsDesign
-from memstream.designs.store.store import DesignStore, check
+from memstream.designs.store.own_file import OwnFileDesign
+from memstream.designs.store.schema import own_file_path
+from memstream.designs.store.store import DesignStore
+from memstream.designs.store.store import check as check_store
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
 
@@ -32,11 +37,31 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
     held = DesignStore(store, read_only=read_only)
+    own: OwnFileDesign | None = None
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
-        yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
+        if design.keeps_own_file:
+            own = OwnFileDesign(held, design, scope=_scope(scope))
+            yield BoundDesign(own, chat=chat)
+        else:
+            yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
     finally:
-        held.close()
+        try:
+            if own is not None:
+                own.close()
+        finally:
+            held.close()
+
+
+def check(path: str | Path) -> list[str]:
+    """Every problem of the design store at ``path`` and of the files of their own kind beside it (each line
+    naming its file), reading only; none if all are sound."""
+    problems = check_store(path)
+    for name, kind in DESIGNS.items():
+        beside = own_file_path(path, name)
+        if kind.keeps_own_file and Path(beside).exists():
+            problems += [f"{beside}: {p}" for p in kind.check_own_file(beside)]
+    return problems
 
 
 def _settings(store: DesignStore, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:
@@ -63,4 +88,4 @@ def _scope(scope: str) -> str:
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "check", "open_design"]
+__all__ = ["BoundDesign", "DesignStore", "OwnFileDesign", "check", "own_file_path", "open_design"]

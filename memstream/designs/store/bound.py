@@ -19,14 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
 from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, dumps
 from memstream.errors import MemstreamError
-from memstream.models import ChatModel, Stage
+from memstream.models import CachedChatModel, ChatModel, Stage, forget_in_cache
 from memstream.stream import normalise_owner
 
 #: Writes tried without the lock before one runs holding it.
@@ -120,6 +121,16 @@ class RowsDesign:
         owner = owner_name(owner)
         self._fresh(owner)
         return list(self.design.owner_rows(owner).records)
+
+    def known_keys(self, owner: str, keys: Sequence[str]) -> dict[str, int]:
+        return self.store.known_keys(self._key(owner_name(owner)), keys)
+
+    def texts(self, owner: str) -> list[str]:
+        """Every text the owner's memory holds: records, and the strings of its documents and logs."""
+        owner = owner_name(owner)
+        self._fresh(owner)
+        rows = self.design.owner_rows(owner)
+        return [r.text for r in rows.records] + _strings([rows.docs, rows.logs, rows.extras])
 
     def entry_keys(self, owner: str) -> dict[int, str]:
         """Each record id that came from an entry, with the entry's key."""
@@ -239,12 +250,50 @@ class RowsDesign:
         return gone
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+class HeldDesign(Protocol):
+    """What :class:`BoundDesign` holds: a design's memory in a store, as rows (:class:`RowsDesign`) or in a
+    file of the design's own kind beside it (:class:`~.own_file.OwnFileDesign`)."""
+
+    name: str
+    design: MemoryDesign
+    store: DesignStore
+
+    def remember_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int | None]]: ...
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]: ...
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context: ...
+
+    def owners(self) -> list[str]: ...
+
+    def records(self, owner: str) -> list[Record]: ...
+
+    def entry_keys(self, owner: str) -> dict[int, str]: ...
+
+    def known_keys(self, owner: str, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def texts(self, owner: str) -> list[str]: ...
+
+    def forget(self, owner: str) -> int: ...
+
+
 class BoundDesign:
     """A design bound to its store (what :func:`~memstream.designs.store.open_design` gives): the calls of
     :class:`~memstream.designs.MemoryDesign`, each owner read from the store when first asked for and every
     write committed before it returns, plus the owner's lifecycle (``owners``, ``export``, ``forget``)."""
 
-    def __init__(self, held: RowsDesign, *, chat: ChatModel | None = None) -> None:
+    def __init__(self, held: HeldDesign, *, chat: ChatModel | None = None) -> None:
         self.held, self.chat = held, chat
         self.name = held.name
         self.design = held.design
@@ -286,10 +335,21 @@ class BoundDesign:
         new, todo = 0, list(entries)
         for start in range(0, len(todo), batch):
             chunk = todo[start:start + batch]
-            before = set(self.held.store.known_keys(self.held._key(owner_name(owner)), [e.key for e in chunk]))
+            before = set(self.held.known_keys(owner, [e.key for e in chunk]))
             self.write(owner, chunk)
             new += len({e.key for e in chunk} - before)
         return new
 
-    def forget(self, owner: str) -> int:
-        return self.held.forget(owner)
+    def forget(self, owner: str, *, calls: CachedChatModel | str | Path | None = None) -> int:
+        """Remove every trace of ``owner`` from the store (see the held design's ``forget``); the rows removed.
+
+        ``calls``: a call cache (a :class:`~memstream.models.CachedChatModel` or its file) the design's
+        requests went through: every cached answer that quotes one of the owner's texts (records, summaries,
+        facts, insights) is deleted from it too, its bytes overwritten. Its requests are kept only as hashes."""
+        texts = self.held.texts(owner) if calls is not None else []
+        gone = self.held.forget(owner)
+        if isinstance(calls, CachedChatModel):
+            calls.forget_quoting(texts)
+        elif calls is not None:
+            forget_in_cache(calls, texts)
+        return gone

@@ -183,6 +183,8 @@ class MemoryDesign(ABC, Generic[S]):
     #: Whether the design keeps its memory in a file of its own kind (its own tables, marked in its own
     #: ``meta``), beside the design store, rather than as the store's rows: :meth:`attach_file` opens it.
     keeps_own_file: ClassVar[bool] = False
+    #: Settings a design store sets for such a design (its file, its tenant): a user's are refused there.
+    store_settings: ClassVar[frozenset[str]] = frozenset()
 
     def attach_file(self, path: str, scope: str) -> OwnFile:
         """Keep this design's memory in the file at ``path`` (made if missing) for owners in ``scope`` from

@@ -26,7 +26,6 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from memstream.designs.entries import Entry, Record
-from memstream.errors import MemstreamError
 from memstream.facts import FactStore, erase_owner
 from memstream.models import Embedder
 
@@ -57,11 +56,8 @@ class FactsFile:
 
     def __init__(self, design: FactsHolder, path: str, scope: str) -> None:
         made = type(design.config)()
-        for setting in ("path", "tenant"):
-            if getattr(design.config, setting) != getattr(made, setting):
-                raise MemstreamError(f"in a design store the facts design's {setting} is the store's (its file is "
-                                     f"{path}, its tenant the scope); drop the {setting} setting (use scope= for "
-                                     "a tenant)")
+        assert all(getattr(design.config, s) == getattr(made, s) for s in ("path", "tenant")), \
+            "open_design refuses a user's path or tenant in a store"
         self.design, self.path, self.scope = design, path, scope
         store = FactStore(path, design.given_embedder)
         design.store.close()

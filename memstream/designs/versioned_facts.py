@@ -96,6 +96,7 @@ class FactsDesign(MemoryDesign[FactsState]):
         return cls(own_config(config, FactsConfig), embedder=embedder)
 
     keeps_own_file = True  # a facts file (its own tables, FTS and vectors), not the store's rows
+    store_settings = frozenset({"path", "tenant"})  # the store's file beside it, and its scope
 
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)

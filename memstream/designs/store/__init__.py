@@ -36,6 +36,10 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
     :meth:`~.bound.BoundDesign.consolidate`."""
+    kind = DESIGNS.get(name)
+    if kind is not None and (theirs := sorted(kind.store_settings & set(config))):
+        raise MemstreamError(f"in a design store the {name} design's {', '.join(theirs)} is the store's (its file "
+                             f"is {own_file_path(store, name)}, its scope is scope=); drop {', '.join(theirs)}")
     held = DesignStore(store, read_only=read_only)
     own: OwnFileDesign | None = None
     try:

@@ -18,6 +18,7 @@ has is not written again, and its first id is returned.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
-from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, dumps
+from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey, digest, dumps
 from memstream.errors import MemstreamError
 from memstream.models import CachedChatModel, ChatModel, Stage, forget_in_cache
 from memstream.stream import normalise_owner
@@ -266,6 +267,7 @@ class HeldDesign(Protocol):
     file of the design's own kind beside it (:class:`~.own_file.OwnFileDesign`)."""
 
     name: str
+    scope: str
     design: MemoryDesign
     store: DesignStore
 
@@ -307,10 +309,20 @@ class BoundDesign:
 
     def write(self, owner: str, entries: Sequence[Entry]) -> list[int | None]:
         """Remember ``entries`` for ``owner``; a record id per entry (None: kept out by the write gate)."""
-        return _drive(self.remember_stage(owner, entries), self.chat, self.name, "write")
+        with self._calls_for(owner):
+            return _drive(self.remember_stage(owner, entries), self.chat, self.name, "write")
 
     def consolidate(self, owner: str, now: datetime) -> int:
-        return _drive(self.consolidate_stage(owner, now), self.chat, self.name, "consolidate")
+        with self._calls_for(owner):
+            return _drive(self.consolidate_stage(owner, now), self.chat, self.name, "consolidate")
+
+    def call_tag(self, owner: str) -> str:
+        """How a call cache marks the calls made for ``owner`` here: a digest of the design, scope and owner."""
+        return digest(dumps([self.name, self.held.scope, owner_name(owner)]))
+
+    def _calls_for(self, owner: str) -> AbstractContextManager[None]:
+        """The calls made inside recorded as ``owner``'s, if the chat model is a call cache."""
+        return self.chat.for_owner(self.call_tag(owner)) if isinstance(self.chat, CachedChatModel) else nullcontext()
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         return self.held.context(owner, query, now, budget_tokens)
@@ -344,12 +356,14 @@ class BoundDesign:
         """Remove every trace of ``owner`` from the store (see the held design's ``forget``); the rows removed.
 
         ``calls``: a call cache (a :class:`~memstream.models.CachedChatModel` or its file) the design's
-        requests went through: every cached answer that quotes one of the owner's texts (records, summaries,
-        facts, insights) is deleted from it too, its bytes overwritten. Its requests are kept only as hashes."""
+        requests went through: every call made for the owner (recorded when this bound design's chat model is
+        that cache: :meth:`write` and :meth:`consolidate` tag them) and every cached answer that quotes one of
+        the owner's texts (records, summaries, facts, insights: for calls a batched runner made) is deleted
+        from it, its bytes overwritten. The cache keeps requests only as hashes."""
         texts = self.held.texts(owner) if calls is not None else []
         gone = self.held.forget(owner)
         if isinstance(calls, CachedChatModel):
-            calls.forget_quoting(texts)
+            calls.forget_owner(self.call_tag(owner), texts)
         elif calls is not None:
-            forget_in_cache(calls, texts)
+            forget_in_cache(calls, self.call_tag(owner), texts)
         return gone

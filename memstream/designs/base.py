@@ -186,9 +186,10 @@ class MemoryDesign(ABC, Generic[S]):
     #: Settings a design store sets for such a design (its file, its tenant): a user's are refused there.
     store_settings: ClassVar[frozenset[str]] = frozenset()
 
-    def attach_file(self, path: str, scope: str) -> OwnFile:
-        """Keep this design's memory in the file at ``path`` (made if missing) for owners in ``scope`` from
-        now on; what a store uses to write, list and forget owners there."""
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        """Keep this design's memory in the file at ``path`` (made if missing, unless ``read_only``: then a
+        missing file is an empty memory) for owners in ``scope`` from now on; what a store uses to write, list
+        and forget owners there."""
         raise MemstreamError(f"the {self.name} design keeps no file of its own")
 
     @classmethod

@@ -21,6 +21,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel
@@ -54,15 +55,17 @@ class FactsHolder(Protocol):
 class FactsFile:
     """The facts design's memory in the facts file at ``path``, for owners in ``scope`` (the tenant)."""
 
-    def __init__(self, design: FactsHolder, path: str, scope: str) -> None:
+    def __init__(self, design: FactsHolder, path: str, scope: str, *, read_only: bool = False) -> None:
         made = type(design.config)()
         assert all(getattr(design.config, s) == getattr(made, s) for s in ("path", "tenant")), \
             "open_design refuses a user's path or tenant in a store"
         self.design, self.path, self.scope = design, path, scope
-        store = FactStore(path, design.given_embedder)
+        design.tenant, design.source_key = scope, stored_source_key
+        if read_only and not Path(path).exists():
+            return  # nothing written yet: the design's empty store in memory is what there is to read
+        store = FactStore(path, design.given_embedder, readonly=read_only, create=not read_only)
         design.store.close()
         design.store, design.embedder = store, store.embedder
-        design.tenant, design.source_key = scope, stored_source_key
 
     @property
     def db(self) -> sqlite3.Connection:

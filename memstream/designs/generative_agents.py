@@ -139,8 +139,8 @@ class StreamDesign(MemoryDesign[StreamState]):
         made = self._lines[memory.id] = stamped(text, ids, memory.created_at)
         return made
 
-    def attach_file(self, path: str, scope: str) -> OwnFile:
-        return StreamFile(self, path, scope)
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        return StreamFile(self, path, scope, read_only=read_only)
 
     @classmethod
     def check_own_file(cls, path: str) -> list[str]:

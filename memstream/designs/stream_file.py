@@ -19,6 +19,7 @@ mark), so it cannot be the design store's tables: it is kept beside the store. W
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from memstream.designs.entries import Record
@@ -47,13 +48,16 @@ class StreamHolder(Protocol):
 class StreamFile:
     """The stream design's memory in the stream file at ``path``, for owners in ``scope``."""
 
-    def __init__(self, design: StreamHolder, path: str, scope: str) -> None:
+    def __init__(self, design: StreamHolder, path: str, scope: str, *, read_only: bool = False) -> None:
         if SCOPE_MARK in scope:
             raise MemstreamError(f"a scope of the stream design cannot hold {SCOPE_MARK!r} (it joins scope and "
                                  "owner in the stream's owner names); choose another scope")
         self.design, self.path, self.scope, self.entry_key = design, path, scope, ENTRY_KEY
-        stream = MemoryStream(path, design.given_embedder, weights=design.weights)
-        if not stream.store.readonly:
+        if read_only and not Path(path).exists():
+            return  # nothing written yet: the design's empty stream in memory is what there is to read
+        stream = MemoryStream(path, design.given_embedder, weights=design.weights, readonly=read_only,
+                              create=not read_only)
+        if not read_only:
             stream.store.index_metadata_key(ENTRY_KEY)
         design.stream.close()
         design.stream = stream

@@ -108,8 +108,8 @@ class FactsDesign(MemoryDesign[FactsState]):
         #: A turn's source key (a design store keys it by the entry's own key: :mod:`.facts_file`).
         self.source_key: Callable[[Entry], str] = entry_key
 
-    def attach_file(self, path: str, scope: str) -> OwnFile:
-        return FactsFile(self, path, scope)
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        return FactsFile(self, path, scope, read_only=read_only)
 
     @classmethod
     def check_own_file(cls, path: str) -> list[str]:

@@ -203,17 +203,24 @@ def test_a_stream_scope_or_owner_holding_the_scope_mark_is_refused(tmp_path: Pat
         d.write("a␟b", turns("ana", 1))
 
 
-def test_a_read_only_store_reads_and_refuses_writes(tmp_path: Path) -> None:
-    with bound("stream", tmp_path / "m.db", chat=OfflineChatModel()) as d:
+@pytest.mark.parametrize("name", NAMES)
+def test_a_read_only_store_reads_and_refuses_writes_changing_no_file(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "m.db"
+    with bound(name, path, chat=OfflineChatModel()) as d:
         d.write("ana", turns("ana", 2))
         text = shown(d, "ana")[0]
-    with open_design("stream", store=tmp_path / "m.db", embedder=emb(), read_only=True,
-                     chat=OfflineChatModel()) as d:
-        assert shown(d, "ana")[0] == text
+    files = {p: p.read_bytes() for p in (path, Path(own_file_path(path, name)))}  # a reader may add -shm
+    with open_design(name, store=path, embedder=emb(), read_only=True, chat=OfflineChatModel()) as d:
+        assert shown(d, "ana")[0] == text and d.owners() == ["ana"]
         with pytest.raises(MemstreamError, match="read-only"):
             d.write("ana", turns("bo", 1))
         with pytest.raises(MemstreamError, match="read-only"):
             d.forget("ana")
+    assert {p: p.read_bytes() for p in files} == files
+    Path(own_file_path(path, name)).unlink()  # a store whose design wrote nothing yet: an empty memory
+    with open_design(name, store=path, embedder=emb(), read_only=True) as d:
+        assert d.owners() == [] and d.records("ana") == []
+    assert not Path(own_file_path(path, name)).exists()
 
 
 def _writer(name: str, path: str, who: str, n: int) -> None:

@@ -40,7 +40,8 @@ class OwnFileDesign:
     def __init__(self, store: DesignStore, design: MemoryDesign, *, scope: str = "") -> None:
         self.store, self.design, self.scope = store, design, scope
         self.name = design.name
-        self.file: OwnFile = design.attach_file(own_file_path(store.path, design.name), scope)
+        self.file: OwnFile = design.attach_file(own_file_path(store.path, design.name), scope,
+                                                read_only=store.read_only)
 
     def close(self) -> None:
         self.file.close()

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import memstream.sqlite as sqlite
+from memstream.errors import MemstreamError
 from memstream.stream import damage
 
 log = logging.getLogger(__name__)
@@ -333,6 +334,13 @@ class Store:
         ids up to the newest were handed out (:data:`IDS_THROUGH`), and how many owners were forgotten
         (:data:`ERASURES`, the signal other processes rebuild their indexes on) - never who or what."""
         self.db.execute("PRAGMA secure_delete=ON")
+        try:
+            return self._forget(owner)
+        except sqlite3.Error as e:
+            raise MemstreamError(f"{self.path}: {owner!r} was not forgotten ({sqlite.reason(e)}); nothing of it "
+                                 "was changed") from None
+
+    def _forget(self, owner: str) -> int:
         with sqlite.transaction(self.db):
             through = self.next_id() - 1
             for name in _DELETE_TRIGGERS:

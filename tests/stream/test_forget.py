@@ -76,3 +76,19 @@ def test_forget_on_a_read_only_stream_is_refused(tmp_path: Path) -> None:
         s.add("ann", "ann's memory", at=T0, importance=3)
     with MemoryStream(tmp_path / "s.db", EMBED, readonly=True) as s, pytest.raises(MemstreamError, match="read-only"):
         s.forget("ann")
+
+
+def test_a_forget_that_fails_midway_leaves_the_file_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "s.db"
+    with MemoryStream(path, EMBED) as s:
+        s.add("ann", "ann's memory", at=T0, importance=3)
+        before = others(path, "nobody")
+
+        def fail(values: dict) -> None:
+            raise sqlite3.OperationalError("disk I/O error")
+
+        monkeypatch.setattr(s.store, "put_meta", fail)  # after the deletes, before the triggers are made again
+        with pytest.raises(MemstreamError, match="was not forgotten .disk I/O error.; nothing of it was changed"):
+            s.forget("ann")
+    assert others(path, "nobody") == before
+    assert check_file(path) == []  # the append-only triggers are all there

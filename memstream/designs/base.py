@@ -25,7 +25,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
@@ -59,6 +59,38 @@ class OwnerRows:
     extras: Mapping[int, JsonValue] = field(default_factory=dict)
     docs: dict[str, JsonValue] = field(default_factory=dict)
     logs: Mapping[str, Sequence[JsonValue]] = field(default_factory=dict)
+
+
+class OwnFile(Protocol):
+    """A design's memory in a file of its own kind, kept beside a design store (what
+    :meth:`MemoryDesign.attach_file` gives): what the store needs to write, list, export and forget an owner.
+
+    ``key`` is the owner as the file names it (:meth:`owner_key`: the scope may be part of it); the design's
+    own calls (write, context) take that key as their owner. A write runs the design's stage, which may hold
+    what it wrote in memory (a write buffer); :meth:`commit` writes it, or returns False, writing nothing, if
+    another process wrote under it or already stored one of the entries (then :meth:`discard` it and retry)."""
+
+    path: str
+
+    def owner_key(self, owner: str) -> str: ...
+
+    def owners(self) -> list[str]: ...
+
+    def records(self, key: str, owner: str) -> list[Record]: ...
+
+    def entry_keys(self, key: str) -> dict[int, str]: ...
+
+    def known(self, key: str, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def commit(self, key: str, keys: Sequence[str]) -> bool: ...
+
+    def discard(self) -> None: ...
+
+    def texts(self, key: str) -> list[str]: ...
+
+    def forget(self, key: str) -> int: ...
+
+    def close(self) -> None: ...
 
 
 class DesignConfig(BaseModel):
@@ -145,6 +177,25 @@ class MemoryDesign(ABC, Generic[S]):
 
     def use_ids(self, ids: IdSource) -> None:
         """Take record ids from ``ids`` (a store hands out ids no other process takes) from now on."""
+
+    # -- kept in a file of its own kind, beside a store -------------------------------------------
+
+    #: Whether the design keeps its memory in a file of its own kind (its own tables, marked in its own
+    #: ``meta``), beside the design store, rather than as the store's rows: :meth:`attach_file` opens it.
+    keeps_own_file: ClassVar[bool] = False
+    #: Settings a design store sets for such a design (its file, its tenant): a user's are refused there.
+    store_settings: ClassVar[frozenset[str]] = frozenset()
+
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        """Keep this design's memory in the file at ``path`` (made if missing, unless ``read_only``: then a
+        missing file is an empty memory) for owners in ``scope`` from now on; what a store uses to write, list
+        and forget owners there."""
+        raise MemstreamError(f"the {self.name} design keeps no file of its own")
+
+    @classmethod
+    def check_own_file(cls, path: str) -> list[str]:
+        """Every problem of this design's own file at ``path``, reading only (none for a design without one)."""
+        return []
 
     @abstractmethod
     def get_state(self) -> S:

@@ -18,11 +18,12 @@ from functools import cache
 
 from pydantic import Field, JsonValue
 
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.base import DesignConfig, MemoryDesign, OwnFile, check_budget, own_config
 from memstream.designs.context import Context, Line, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.log import stamped
 from memstream.designs.state import DesignState, Moment, Saved
+from memstream.designs.stream_file import ENTRY_KEY, StreamFile
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage
 from memstream.reflection import THRESHOLD, maybe_reflect_stage
@@ -33,6 +34,7 @@ from memstream.stream import (
     Memory,
     MemoryStream,
     Weights,
+    check_file,
     importance_stage,
     new_memory,
     normalise_owner,
@@ -86,8 +88,11 @@ class StreamDesign(MemoryDesign[StreamState]):
     def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> StreamDesign:
         return cls(own_config(config, StreamConfig), embedder=embedder)
 
+    keeps_own_file = True  # the stream's own tables (append-only by triggers), not the store's rows
+
     def __init__(self, config: StreamConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
+        self.given_embedder = embedder  # a file opened later is read with it (None: the file's own)
         self.stream = MemoryStream(":memory:", embedder, weights=self.config.weights)
         self.reflections = 0
         self._lines: dict[int, Line] = {}
@@ -96,7 +101,8 @@ class StreamDesign(MemoryDesign[StreamState]):
         ratings = yield from importance_stage([e.text for e in entries])
         return [self.stream.write(new_memory(
             owner=owner, text=e.text, kind=_KINDS[e.kind], created_at=e.at, importance=rating,
-            metadata={"source": e.source, "session": e.session, "entry": e.kind})) for e, rating in
+            metadata={"source": e.source, "session": e.session, "entry": e.kind, ENTRY_KEY: e.key}))
+            for e, rating in
             zip(entries, ratings, strict=True)]
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
@@ -116,6 +122,14 @@ class StreamDesign(MemoryDesign[StreamState]):
         fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
         return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
+    @property
+    def weights(self) -> Weights:
+        return self.config.weights
+
+    def forget_lines(self) -> None:
+        """Drop every line made (after a forget: they held the owner's text)."""
+        self._lines = {}
+
     def _line(self, owner: str, memory: Memory) -> Line:
         """A memory's line in a context, made once (memories never change)."""
         if (made := self._lines.get(memory.id)) is not None:
@@ -124,6 +138,13 @@ class StreamDesign(MemoryDesign[StreamState]):
         ids = _closure(self.stream, normalise_owner(owner), memory.id) if memory.cites else (memory.id,)
         made = self._lines[memory.id] = stamped(text, ids, memory.created_at)
         return made
+
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        return StreamFile(self, path, scope, read_only=read_only)
+
+    @classmethod
+    def check_own_file(cls, path: str) -> list[str]:
+        return check_file(path)
 
     def counters(self) -> dict[str, int]:
         """Reflections made (the stream never compacts or drops what it was given)."""

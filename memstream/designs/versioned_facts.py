@@ -22,21 +22,35 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from pydantic import Field, model_validator
 
 from memstream.designs import prompts
-from memstream.designs.base import DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.base import DesignConfig, MemoryDesign, OwnFile, check_budget, own_config
 from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
+from memstream.designs.facts_file import FactsFile
 from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
 from memstream.designs.state import DesignState
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.errors import MemstreamError
-from memstream.facts import Action, Change, Fact, FactStore, NewFact, Source, View, apply, profile, recall, sweep
+from memstream.facts import (
+    Action,
+    Change,
+    Fact,
+    FactStore,
+    NewFact,
+    Source,
+    View,
+    apply,
+    check_facts_file,
+    profile,
+    recall,
+    sweep,
+)
 from memstream.models import Embedder, Request, Stage
 from memstream.stream import normalise_owner
 from memstream.timeutil import from_epoch, to_epoch
@@ -81,10 +95,25 @@ class FactsDesign(MemoryDesign[FactsState]):
     def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> FactsDesign:
         return cls(own_config(config, FactsConfig), embedder=embedder)
 
+    keeps_own_file = True  # a facts file (its own tables, FTS and vectors), not the store's rows
+    store_settings = frozenset({"path", "tenant"})  # the store's file beside it, and its scope
+
     def __init__(self, config: FactsConfig | None = None, *, embedder: Embedder | None = None) -> None:
         super().__init__(config)
+        self.given_embedder = embedder  # a file opened later is read with it (None: the file's own)
         self.store = FactStore(self.config.path, embedder)  # a file reopens with its own embedder
         self.embedder = self.store.embedder
+        #: The tenant the facts are written under and read from (a design store's scope, once attached).
+        self.tenant = self.config.tenant
+        #: A turn's source key (a design store keys it by the entry's own key: :mod:`.facts_file`).
+        self.source_key: Callable[[Entry], str] = entry_key
+
+    def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
+        return FactsFile(self, path, scope, read_only=read_only)
+
+    @classmethod
+    def check_own_file(cls, path: str) -> list[str]:
+        return check_facts_file(path)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -106,9 +135,9 @@ class FactsDesign(MemoryDesign[FactsState]):
         for e, found in zip(entries, extracted, strict=True):
             candidates = [x for x in (_new_fact(x, e.at) for x in (found or [])[:c.max_facts]) if x is not None]
             changes = yield from self._classify_stage(owner, candidates, e.at)
-            source = Source(entry_key(e), e.text, e.at)
-            apply(self.store, owner, source, changes, tenant=c.tenant)
-            written = self.store.source_id(c.tenant, owner, source.key)
+            source = Source(self.source_key(e), e.text, e.at)
+            apply(self.store, owner, source, changes, tenant=self.tenant)
+            written = self.store.source_id(self.tenant, owner, source.key)
             assert written is not None, "apply writes the turn's source in its transaction"
             ids.append(written)
         return ids
@@ -133,17 +162,17 @@ class FactsDesign(MemoryDesign[FactsState]):
 
     def _related(self, owner: str, text: str, at: datetime) -> list[Fact]:
         c = self.config
-        hits = recall(self.store, owner, text, at, k=c.related, tenant=c.tenant)
+        hits = recall(self.store, owner, text, at, k=c.related, tenant=self.tenant)
         return [h.fact for h in hits if "bm25" in h.via or h.similarity >= c.related_similarity]
 
     def _recent(self, owner: str) -> list[str]:
         rows = self.store.db.execute("SELECT text FROM sources WHERE tenant=? AND owner=? ORDER BY at_s DESC, id "
-                                     "DESC LIMIT ?", (self.config.tenant, owner, self.config.recent_turns)).fetchall()
+                                     "DESC LIMIT ?", (self.tenant, owner, self.config.recent_turns)).fetchall()
         return [r[0] for r in reversed(rows)]
 
     def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]:
         """The expiry sweeper (no model)."""
-        return sweep(self.store, now, owner=owner, tenant=self.config.tenant)
+        return sweep(self.store, now, owner=owner, tenant=self.tenant)
         yield
 
     # -- reading -----------------------------------------------------------------------------------
@@ -152,7 +181,7 @@ class FactsDesign(MemoryDesign[FactsState]):
         check_budget(budget_tokens)
         owner, c = normalise_owner(owner), self.config
         view: View = "history" if HISTORY.search(query) else "current"
-        hits = recall(self.store, owner, query, now, k=c.recall_k, view=view, tenant=c.tenant)
+        hits = recall(self.store, owner, query, now, k=c.recall_k, view=view, tenant=self.tenant)
         pinned = [(f.id, fact_line(f)) for f in self._profile(owner, now)]
 
         def facts(room: int, fits: Mapping[str, Fit]) -> Fit:
@@ -165,7 +194,7 @@ class FactsDesign(MemoryDesign[FactsState]):
 
     def _profile(self, owner: str, now: datetime) -> list[Fact]:
         """The profile's preferences that are still current now."""
-        _, ids = profile(self.store.db, self.config.tenant, owner)
+        _, ids = profile(self.store.db, self.tenant, owner)
         return [f for f in self.store.facts(ids) if f.current and f.created_s <= to_epoch(now)
                 and (f.expires_s is None or f.expires_s > to_epoch(now))]
 

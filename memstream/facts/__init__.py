@@ -8,7 +8,7 @@ path that filters before it ranks. The write path's model stages and the ``facts
 """
 
 from memstream.facts.check import check_facts_file
-from memstream.facts.erase import Erased, erase_facts, erase_source, purge_file
+from memstream.facts.erase import Erased, erase_facts, erase_owner, erase_source, purge_file
 from memstream.facts.lifecycle import Decay, View, forget, restore, sweep, touch, visible
 from memstream.facts.profile import profile
 from memstream.facts.read import RRF_K, ReadPolicy, recall, versions
@@ -18,7 +18,8 @@ from memstream.facts.store import FactStore
 from memstream.facts.write import apply, latest
 
 __all__ = [
-    "EXTENDS", "RRF_K", "UPDATES", "Action", "Applied", "Change", "Decay", "Erased", "Fact", "FactStore", "Hit",
-    "NewFact", "ReadPolicy", "Source", "View", "apply", "check_facts_file", "erase_facts", "erase_source", "forget",
-    "latest", "profile", "purge_file", "recall", "restore", "sweep", "touch", "versions", "visible",
+    "Action", "Applied", "Change", "Decay", "EXTENDS", "Erased", "Fact", "FactStore", "Hit", "NewFact", "RRF_K",
+    "ReadPolicy", "Source", "UPDATES", "View", "apply", "check_facts_file", "erase_facts", "erase_owner",
+    "erase_source", "forget", "latest", "profile", "purge_file", "recall", "restore", "sweep", "touch", "versions",
+    "visible",
 ]

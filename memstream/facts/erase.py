@@ -16,6 +16,7 @@ process holding an old snapshot can keep the checkpoint from finishing; :class:`
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -74,6 +75,27 @@ def erase_facts(store: FactStore, owner: str, ids: Sequence[int], at: datetime, 
             raise MemstreamError(f"no fact {wrong[0] if wrong else '(none named)'} of {owner!r}; nothing was deleted")
         erased = _remove(store, db, tenant, owner, _with_earlier(db, ids), [], to_epoch(at), {})
     return _finish(store, erased, started, purge)
+
+
+def erase_owner(store: FactStore, owner: str, at: datetime, *, tenant: str = "", purge: bool = True) -> int:
+    """Hard-delete everything of ``owner`` in ``tenant``: every fact and version, source, edge, provenance,
+    entity, cached vector, the profile and the audit records that name the owner; the rows deleted. One
+    transaction; the audit keeps one record that an owner was forgotten, naming them by a digest only."""
+    owner = owner_of(owner)
+    with store.writing() as db:
+        where = (tenant, owner)
+        ids = [i for (i,) in db.execute("SELECT id FROM facts WHERE tenant=? AND owner=?", where)]
+        sources = [s for (s,) in db.execute("SELECT id FROM sources WHERE tenant=? AND owner=?", where)]
+        erased = _remove(store, db, tenant, owner, ids, sources, to_epoch(at), {})
+        gone = len(ids) + erased.sources + erased.edges + erased.cached_vectors
+        gone += db.execute("DELETE FROM sources WHERE tenant=? AND owner=?", where).rowcount  # any left uncited
+        gone += db.execute("DELETE FROM profiles WHERE tenant=? AND owner=?", where).rowcount
+        gone += db.execute("DELETE FROM audit WHERE tenant=? AND owner=?", where).rowcount
+        audit(db, to_epoch(at), tenant, "", "forget-owner",
+              {"owner_sha256": hashlib.sha256(owner.encode()).hexdigest(), "rows": gone})
+    if purge:
+        purge_file(store)
+    return gone
 
 
 def _with_earlier(db: sqlite3.Connection, ids: Sequence[int]) -> list[int]:

@@ -27,7 +27,7 @@ from memstream.models.base import (
     windows,
 )
 from memstream.models.bounds import ANSWER_TOKENS, answer_tokens, register_answer_tokens
-from memstream.models.cache import CachedChatModel, CachedEmbedder
+from memstream.models.cache import CachedChatModel, CachedEmbedder, forget_in_cache
 from memstream.models.embedders import HashEmbedder, MiniLMEmbedder, WordLlamaEmbedder
 from memstream.models.layout import laid_out
 from memstream.models.offline import OfflineChatModel, prompt_of, register_rules, tie_breaker
@@ -103,12 +103,12 @@ def make_embedder(spec: str | None = None) -> Embedder:
 
 
 __all__ = [
-    "ANSWER_TOKENS", "ANSWER_TOOLS", "REQUESTS_IN_FLIGHT", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel",
-    "Citations", "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel",
-    "PrefixCacheShare", "ProbeReport", "PurposeUsage", "Request", "SamplingParams", "Stage", "Traffic", "Usage",
+    "ANSWER_TOKENS", "ANSWER_TOOLS", "CachedChatModel", "CachedEmbedder", "Call", "ChatModel", "Citations",
+    "Completion", "Embedder", "HashEmbedder", "Message", "MiniLMEmbedder", "OfflineChatModel", "PrefixCacheShare",
+    "ProbeReport", "PurposeUsage", "REQUESTS_IN_FLIGHT", "Request", "SamplingParams", "Stage", "Traffic", "Usage",
     "WordLlamaEmbedder", "answer_all", "answer_tokens", "check_embedder", "check_llm", "concurrently", "count_tokens",
-    "items_of", "json_values", "laid_out", "make_chat_model", "make_embedder", "maybe_structured", "one_line",
-    "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
+    "forget_in_cache", "items_of", "json_values", "laid_out", "make_chat_model", "make_embedder", "maybe_structured",
+    "one_line", "out_of_character", "parse_structured", "parse_yes_no", "prompt_of", "register_answer_schema",
     "register_answer_tokens", "register_answer_tools", "register_rules", "run_coroutine", "run_direct", "tie_breaker",
     "windows",
 ]

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
@@ -28,8 +29,56 @@ CALL_CACHE = sqlite.StoreKind(noun="call cache", marker=None, tables=frozenset({
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls(
   key TEXT PRIMARY KEY, model TEXT NOT NULL, purpose TEXT NOT NULL, response TEXT NOT NULL,
-  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, latency_s REAL NOT NULL)
+  prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, latency_s REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS call_owners(owner TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (owner, key)) WITHOUT ROWID;
 """
+#: ``call_owners``: which calls were made for whom (an owner's tag, a digest that names nobody, see
+#: :meth:`CachedChatModel.for_owner`), so that forgetting an owner finds every call made for them.
+
+
+#: A text shorter than this is not looked for in cached answers when an owner is forgotten: it would match
+#: the answers of every other owner too ("yes", a number), and quotes nothing of theirs.
+MIN_QUOTE = 8
+
+
+def quoting(texts: Sequence[str]) -> list[str]:
+    """What to look for in a cached answer to find one that quotes any of ``texts``: each text as written
+    and as a JSON string spells it (an answer is often JSON), the short ones left out (:data:`MIN_QUOTE`)."""
+    wanted = {t.strip() for t in texts if len(t.strip()) >= MIN_QUOTE}
+    return sorted(wanted | {json.dumps(t)[1:-1] for t in wanted} | {json.dumps(t, ensure_ascii=False)[1:-1]
+                                                                      for t in wanted})
+
+
+def forget_owner_calls(db: sqlite.Connection, tag: str, texts: Sequence[str]) -> int:
+    """Delete every cached call made for the owner tagged ``tag`` (:meth:`CachedChatModel.for_owner`) and every
+    one whose answer quotes one of ``texts`` (the owner's records, facts, insights: a call made by a runner that
+    tagged nothing), with ``secure_delete`` so their bytes are overwritten, then empty the write-ahead log; the
+    calls deleted.
+
+    The cache keeps a request only as its hash (:func:`call_key`), so what can quote an owner is the answer; a
+    call another owner asked too (the same question) goes as well, and is asked again when next needed."""
+    sqlite.create_tables(db, _SCHEMA, {})  # a cache made before owners were tagged
+    needles = quoting(texts)
+    db.execute("PRAGMA secure_delete=ON")
+    with sqlite.transaction(db):
+        doomed = {key for (key,) in db.execute("SELECT key FROM call_owners WHERE owner=?", (tag,))}
+        if needles:
+            doomed |= {key for key, response in db.execute("SELECT key, response FROM calls")
+                       if any(n in response for n in needles)}
+        db.executemany("DELETE FROM calls WHERE key=?", [(k,) for k in sorted(doomed)])
+        db.executemany("DELETE FROM call_owners WHERE key=?", [(k,) for k in sorted(doomed)])
+        db.execute("DELETE FROM call_owners WHERE owner=?", (tag,))
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return len(doomed)
+
+
+def forget_in_cache(path: str | Path, tag: str, texts: Sequence[str]) -> int:
+    """:func:`forget_owner_calls` on the call cache file at ``path`` (refused in one line if it is not one)."""
+    db = sqlite.connect(path, kind=CALL_CACHE, create=False)
+    try:
+        return forget_owner_calls(db, tag, texts)
+    finally:
+        db.close()
 
 
 def call_key(model: str, messages: list[Message], params: Mapping[str, object]) -> str:
@@ -48,6 +97,7 @@ class CachedChatModel(ChatModel):
         self.name, self.seed = inner.name, inner.seed
         self.mode = mode
         self._lock = threading.Lock()
+        self._owner = threading.local()  # whom this thread's calls are made for (see for_owner)
         self._db = sqlite.connect(path, kind=CALL_CACHE)
         sqlite.create_tables(self._db, _SCHEMA, {})
 
@@ -83,6 +133,7 @@ class CachedChatModel(ChatModel):
     def _generate_many(self, calls: list[Call], params: SamplingParams) -> list[Completion]:
         keyed = {**params, "seed": self.seed} if self.seed else params  # seed 0 (the default) keys as none
         keys = [call_key(self.name, messages, keyed) for _, messages in calls]
+        self._tag(keys)
         results: list[Outcome | None] = [self._lookup(k) for k in keys]
         missing = [i for i, r in enumerate(results) if r is None]
         if missing and self.mode == "replay":
@@ -125,6 +176,28 @@ class CachedChatModel(ChatModel):
                 failed.partial = [r for r in results if r is not None]
                 raise failed
         return [r for r in results if isinstance(r, Completion)]
+
+    @contextmanager
+    def for_owner(self, tag: str) -> Iterator[None]:
+        """Inside, every call this thread makes (answered from the cache or not) is recorded as made for the
+        owner tagged ``tag`` (a digest: the cache never names an owner), so :meth:`forget_owner` finds it."""
+        self._owner.tag = tag
+        try:
+            yield
+        finally:
+            self._owner.tag = None
+
+    def forget_owner(self, tag: str, texts: Sequence[str]) -> int:
+        """Delete the cached calls made for ``tag``'s owner or quoting ``texts`` (:func:`forget_owner_calls`)."""
+        with self._lock:
+            return forget_owner_calls(self._db, tag, texts)
+
+    def _tag(self, keys: Sequence[str]) -> None:
+        tag = getattr(self._owner, "tag", None)
+        if tag is None or not keys:
+            return
+        with self._lock, sqlite.transaction(self._db):
+            self._db.executemany("INSERT OR IGNORE INTO call_owners VALUES (?,?)", [(tag, k) for k in set(keys)])
 
     def __len__(self) -> int:
         with self._lock:

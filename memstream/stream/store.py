@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 import memstream.sqlite as sqlite
+from memstream.errors import MemstreamError
 from memstream.stream import damage
 
 log = logging.getLogger(__name__)
@@ -31,7 +32,8 @@ STREAM = sqlite.StoreKind(noun="stream", marker=FORMAT, tables=frozenset({"meta"
                           reads="read it with a read-only command (inspect, recall --no-touch)")
 SCHEMA_VERSION = STREAM.version
 
-#: The triggers that refuse deletes: dropped and made again only inside :meth:`Store.rewind`'s transaction.
+#: The triggers that refuse deletes: dropped and made again only inside the transaction of :meth:`Store.rewind`
+#: or :meth:`Store.forget` (the two sanctioned exceptions to append-only).
 _DELETE_TRIGGERS = {
     "memories_append_only_delete": "CREATE TRIGGER IF NOT EXISTS memories_append_only_delete BEFORE DELETE ON "
                                    "memories BEGIN SELECT RAISE(ABORT, 'memories are append-only'); END;",
@@ -74,6 +76,10 @@ CREATE TRIGGER IF NOT EXISTS accesses_append_only_replace BEFORE INSERT ON acces
 #: The triggers every stream file holds: what `memstream check` looks for.
 TRIGGERS = ("memories_append_only_update", "memories_append_only_delete", "memories_append_only_replace",
             "accesses_append_only_update", "accesses_append_only_delete", "accesses_append_only_replace")
+
+#: Meta keys a forget leaves: the newest id ever handed out, and how many owners were forgotten.
+IDS_THROUGH = "ids.through"
+ERASURES = "erasures"
 
 MEMORY_COLUMNS = "id, owner, kind, text, created_at, created_s, importance, cites, metadata"
 Row = tuple[Any, ...]
@@ -140,7 +146,14 @@ class Store:
         self.db.executemany("INSERT OR REPLACE INTO meta VALUES (?,?)", values.items())
 
     def next_id(self) -> int:
-        return (self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0) + 1
+        """The id the next memory takes: past every memory there is and every one forgotten (an id is never
+        used twice, so whatever a process keeps by id, its lines or its cached memories, never goes stale)."""
+        newest = self.db.execute("SELECT MAX(id) FROM memories").fetchone()[0] or 0
+        return max(newest, int(self.get_meta(IDS_THROUGH) or 0)) + 1
+
+    def erasures(self) -> int:
+        """How many owners were ever forgotten here: another process that sees it change rebuilds its indexes."""
+        return int(self.get_meta(ERASURES) or 0)
 
     @contextmanager
     def writing(self) -> Iterator[None]:
@@ -205,6 +218,31 @@ class Store:
             marks = ",".join("?" * len(chunk))
             out += self.db.execute(f"SELECT {columns} FROM memories WHERE id IN ({marks})", chunk).fetchall()
         return self._sound(out)
+
+    def index_metadata_key(self, name: str) -> None:
+        """Index the memories by owner and ``metadata[name]`` (made once; a writer that looks memories up by
+        such a key, :meth:`by_metadata_key`, asks for it, so the look-up costs the same at 10,000 memories)."""
+        if not name.isidentifier():
+            raise ValueError(f"a metadata key to index is a plain name, not {name!r}")
+        with sqlite.transaction(self.db):
+            self.db.execute(f"CREATE INDEX IF NOT EXISTS memories_by_{name} ON memories(owner, "
+                            f"json_extract(metadata, '$.{name}'))")
+
+    def by_metadata_key(self, owner: str, name: str, values: Sequence[str]) -> dict[str, int]:
+        """Which of ``values`` ``owner``'s memories carry as ``metadata[name]``, each with the first such id."""
+        found: dict[str, int] = {}
+        for at in range(0, len(values), 500):
+            chunk = list(values[at:at + 500])
+            for value, mid in self.db.execute(
+                    f"SELECT json_extract(metadata, '$.{name}'), MIN(id) FROM memories WHERE owner=? AND "
+                    f"json_extract(metadata, '$.{name}') IN ({','.join('?' * len(chunk))}) GROUP BY 1",
+                    (owner, *chunk)):
+                found[value] = mid
+        return found
+
+    def owners_in_order(self) -> list[str]:
+        """Every owner with memories, in the order each was first written for."""
+        return [o for (o,) in self.db.execute("SELECT owner FROM memories GROUP BY owner ORDER BY MIN(id)")]
 
     def owner_rows(self, owner: str) -> list[Row]:
         cur = self.db.execute(
@@ -287,8 +325,44 @@ class Store:
             for sql in _DELETE_TRIGGERS.values():
                 self.db.execute(sql)
 
+    def forget(self, owner: str) -> int:
+        """Delete every memory of ``owner``, their accesses and its reflection mark, in one transaction; the
+        rows deleted. The other sanctioned exception to append-only (beside :meth:`rewind`): a user's
+        explicit "forget me". The delete triggers are dropped and made again inside the transaction (a crash
+        leaves the file as it was, triggers whole); deleted rows are overwritten (``secure_delete``) and the
+        write-ahead log emptied afterwards, so the owner's text is gone from the file's bytes. What stays: that
+        ids up to the newest were handed out (:data:`IDS_THROUGH`), and how many owners were forgotten
+        (:data:`ERASURES`, the signal other processes rebuild their indexes on) - never who or what."""
+        self.db.execute("PRAGMA secure_delete=ON")
+        try:
+            return self._forget(owner)
+        except sqlite3.Error as e:
+            raise MemstreamError(f"{self.path}: {owner!r} was not forgotten ({sqlite.reason(e)}); nothing of it "
+                                 "was changed") from None
+
+    def _forget(self, owner: str) -> int:
+        with sqlite.transaction(self.db):
+            through = self.next_id() - 1
+            for name in _DELETE_TRIGGERS:
+                self.db.execute(f"DROP TRIGGER {name}")
+            gone = self.db.execute("DELETE FROM accesses WHERE memory_id IN (SELECT id FROM memories WHERE owner=?)",
+                                   (owner,)).rowcount
+            gone += self.db.execute("DELETE FROM memories WHERE owner=?", (owner,)).rowcount
+            gone += self.db.execute("DELETE FROM meta WHERE key=?", (reflected_key(owner),)).rowcount
+            self.put_meta({IDS_THROUGH: str(through), ERASURES: str(self.erasures() + 1)})
+            for sql in _DELETE_TRIGGERS.values():
+                self.db.execute(sql)
+        if not self.in_memory:
+            self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return gone
+
     def close(self) -> None:
         self.db.close()
+
+
+def reflected_key(owner: str) -> str:
+    """The meta key of the id through which ``owner`` last reflected."""
+    return f"reflection.through.{owner}"
 
 
 def encode_json(value: Any) -> str:

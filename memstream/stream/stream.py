@@ -35,7 +35,7 @@ from memstream.stream.memory import (
     Weights,
     normalise_owner,
 )
-from memstream.stream.store import Row, Store, StreamMark, encode_json
+from memstream.stream.store import Row, Store, StreamMark, encode_json, reflected_key
 from memstream.stream.timescope import TimeScope, time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
 
@@ -92,6 +92,11 @@ class NewMemory(BaseModel):
         return value
 
 
+class StreamMovedError(MemstreamError):
+    """Another process wrote to the file while memories waited in this stream's write buffer (their ids are
+    taken): nothing of the buffer was written. :meth:`MemoryStream.try_flush` says so instead of raising."""
+
+
 def new_memory(**fields: Any) -> NewMemory:
     """Validate one memory's fields, with a one-line error naming the problem."""
     try:
@@ -141,6 +146,7 @@ class MemoryStream:
         self._buffer: list[NewMemory] = []      # written, not yet in the file; ids follow _max_id
         self._buffered_at: dict[str, list[int]] = {}  # owner -> its positions in the buffer
         self._buffered_meta: dict[str, str] = {}  # written with the buffer, in its transaction
+        self._erasures = self.store.erasures()  # owners forgotten in the file, as the indexes know it
         self._catch_up(force=True)
 
     # -- opening -----------------------------------------------------------------------------
@@ -169,6 +175,10 @@ class MemoryStream:
         if version == self._seen_version and not force:
             return
         with self.store.snapshot():  # memories and their accesses as of one moment (a writer may be committing)
+            if self.store.erasures() != self._erasures:  # another process forgot an owner: start again
+                self._erasures = self.store.erasures()
+                self._owners, self._max_id, self._access_rowid = {}, 0, 0
+                self._memory_cache.clear()
             rows = self.store.load_after(self._max_id)
             accesses = self.store.accesses_after(self._access_rowid)
         by_owner: dict[str, list[tuple[int, float, int, bytes]]] = {}
@@ -303,6 +313,32 @@ class MemoryStream:
                 self.store.put_meta(self._buffered_meta)
         self._buffer, self._buffered_at, self._buffered_meta = [], {}, {}
 
+    def try_flush(self) -> bool:
+        """:meth:`flush`, or False if another process wrote to the file since the buffer's ids were handed
+        out (then nothing was written and the buffer still waits: :meth:`discard` it and write again)."""
+        try:
+            self.flush()
+        except StreamMovedError:
+            return False
+        return True
+
+    def discard(self) -> None:
+        """Drop what waits in the write buffer (memories and marks), unwritten."""
+        self._buffer, self._buffered_at, self._buffered_meta = [], {}, {}
+
+    def forget(self, owner: str) -> int:
+        """Remove ``owner``'s every memory and access from the file and from the indexes (after writing the
+        buffer); the rows deleted. See :meth:`~memstream.stream.store.Store.forget`."""
+        self._writable()
+        owner = self._name(owner)
+        self.flush()
+        gone = self.store.forget(owner)
+        self._erasures = self.store.erasures()
+        index = self._owners.pop(owner, None)
+        for mid in index.ids.values.tolist() if index is not None else ():
+            self._memory_cache.pop(int(mid), None)
+        return gone
+
     def add(self, owner: str, text: str, *, at: datetime, importance: int, kind: str = OBSERVATION,
             cites: Sequence[int] = (), metadata: JsonObject | None = None) -> Memory:
         """Append one memory at once (rate its importance first: :func:`~memstream.stream.rate_importance`)."""
@@ -350,7 +386,7 @@ class MemoryStream:
                     return []
             first_id = self.store.next_id()
             if first is not None and first_id != first:
-                raise MemstreamError(f"another process wrote to {self.path} while {len(items)} memories waited in "
+                raise StreamMovedError(f"another process wrote to {self.path} while {len(items)} memories waited in "
                                      "this stream's write buffer; give a buffering stream one writer (a run "
                                      "directory has one)")
             if first_id != expected_first and any(c >= expected_first for it in items for c in it.cites):
@@ -532,14 +568,14 @@ class MemoryStream:
     def reflected_through(self, owner: str) -> int:
         """The id through which ``owner`` last reflected (0 if never): the reflection trigger counts
         what came after it. Kept in the stream file, so it survives a reopen."""
-        key = _reflected_key(self._name(owner))
+        key = reflected_key(self._name(owner))
         return int(self._buffered_meta.get(key) or self.store.get_meta(key) or 0)
 
     def mark_reflected(self, owner: str, through_id: int) -> None:
         """Record that ``owner`` reflected on its memories through ``through_id`` (written with the
         buffer, in its transaction, so a reflection's insights and its mark land together)."""
         self._writable()
-        self._buffered_meta[_reflected_key(self._name(owner))] = str(int(through_id))
+        self._buffered_meta[reflected_key(self._name(owner))] = str(int(through_id))
         if not self._buffer:
             self.flush()
 
@@ -626,10 +662,6 @@ class MemoryStream:
 
 _NO_IMPORTANCE = ("a memory needs its importance (1-10); rate it first with memstream.stream.rate_importance "
                   "(or the importance stage)")
-
-
-def _reflected_key(owner: str) -> str:
-    return f"reflection.through.{owner}"
 
 
 def _parse(row: Row) -> Memory:

@@ -247,7 +247,8 @@ def _bad_inputs(tmp_path: Path, store: Path) -> list[list[str]]:
         ["memory", "import", "--store", str(store), "--state", str(tmp_path / "notes.txt")],
         ["memory", "import", "--store", str(store), "--state", lines[2], "--agent", "ann"],
     ]
-    unkept = [n for n, kind in ALL_DESIGNS.items() if kind.owner_rows is MemoryDesign.owner_rows]
+    unkept = [n for n, kind in ALL_DESIGNS.items()
+              if not kind.keeps_own_file and kind.owner_rows is MemoryDesign.owner_rows]
     cases += [["memory", "remember", *where(target, name, "--agent", "ann"), "hi"]  # none soon
               for name in unkept[:1] for target in (store, tmp_path / "new.db")]
     cases += [["memory", "remember", *where(tmp_path / "new.db", "full", "--agent", "ann"), *rest]  # no store made

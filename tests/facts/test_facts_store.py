@@ -24,6 +24,7 @@ from memstream.facts import (
     apply,
     check_facts_file,
     erase_facts,
+    erase_owner,
     erase_source,
     forget,
     profile,
@@ -341,3 +342,20 @@ def test_a_hard_delete_says_when_a_reader_keeps_the_wal_from_emptying(tmp_path: 
     assert purge_file(s)
     s.close()
     assert b"ebraquill" not in _files(tmp_path).lower()
+
+
+def test_erase_owner_leaves_nothing_of_them_and_everything_of_the_others(tmp_path: Path) -> None:
+    s = store(tmp_path)
+    first = add(s, "ann", "m1", "Ann's locker code is Quokkavelvet 1234", at(0), kind="preference",
+                entities=("Quokkavelvet",))
+    add(s, "ann", "m2", "Ann's locker code is Quokkavelvet 9876", at(1), kind="preference", action="update",
+        target=first)
+    add(s, "bob", "b1", "Bob likes green tea", at(2), kind="preference")
+    bob = (recall(s, "bob", "tea", at(3)), profile(s.db, "", "bob"))
+    gone = erase_owner(s, "ann", at(3))
+    assert gone >= 4 and recall(s, "ann", "locker code", at(4), view="history") == []
+    assert (recall(s, "bob", "tea", at(3)), profile(s.db, "", "bob")) == bob
+    assert s.db.execute("SELECT COUNT(*) FROM audit WHERE owner='ann'").fetchone() == (0,)
+    s.close()
+    assert b"uokkavelvet" not in _files(tmp_path).lower() and b"locker" not in _files(tmp_path)
+    assert check_facts_file(tmp_path / "facts.db") == []

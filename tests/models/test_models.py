@@ -9,10 +9,12 @@ from pydantic import BaseModel
 from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.models import (
     CachedChatModel,
+    Completion,
     HashEmbedder,
     MiniLMEmbedder,
     OfflineChatModel,
     WordLlamaEmbedder,
+    forget_in_cache,
     make_chat_model,
     make_embedder,
     parse_structured,
@@ -111,6 +113,20 @@ def test_cache_records_then_replays_without_the_model(tmp_path) -> None:
     assert replay.usage.by_purpose["importance"].cache_hits == 2
     with pytest.raises(MemstreamError, match="not in the replay cache"):
         rate_importance(replay, ["something new"])
+
+
+def test_a_cache_forgets_the_calls_made_for_an_owner_and_the_answers_quoting_them(tmp_path) -> None:
+    path = tmp_path / "calls.db"
+    cache = CachedChatModel(OfflineChatModel(), path)
+    with cache.for_owner("tag-ann"):
+        rate_importance(cache, ["Ann got married in Zanzibar"])
+    rate_importance(cache, ["Bob brushed his teeth", "Ann got married in Zanzibar"])  # asked again, untagged
+    cache._store([("k-quote", "summary", Completion("Ann got married in Zanzibar, they say", 1, 1))])
+    assert len(cache) == 3
+    assert cache.forget_owner("tag-ann", ["Ann got married in Zanzibar"]) == 2 and len(cache) == 1
+    assert forget_in_cache(path, "tag-ann", ["no such text at all"]) == 0 and len(cache) == 1
+    cache.close()
+    assert b"Zanzibar" not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
 
 
 def test_no_key_gives_a_clear_message(monkeypatch) -> None:

@@ -7,7 +7,9 @@
 
 :func:`open_design` opens (or makes) the store, records the design's settings the first time and refuses
 other settings after that unless ``reconfigure=True`` (then the change is recorded). See :mod:`.bound`
-for how writes of many processes stay whole, and :mod:`.schema` for the rows.
+for how writes of many processes stay whole, and :mod:`.schema` for the rows. A design that keeps its memory
+in a file of its own kind (``stream``, ``facts``: ``keeps_own_file``) is bound through :mod:`.own_file`
+instead, its file beside the store (``PATH.stream``, ``PATH.facts``: :func:`~.schema.own_file_path`).
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from typing import Any
 
 from memstream.designs.base import MemoryDesign
 from memstream.designs.registry import DESIGNS, make_design
-from memstream.designs.store.backends import check, open_rows, refuse_own_file
+from memstream.designs.store.backends import check as check_rows
+from memstream.designs.store.backends import open_rows, refuse_own_file
 from memstream.designs.store.bound import BoundDesign, RowsDesign
 from memstream.designs.store.checking import check_store, refuse_non_store
-from memstream.designs.store.postgres import PostgresStore
+from memstream.designs.store.own_file import OwnFileDesign
+from memstream.designs.store.postgres import PostgresStore, is_postgres
 from memstream.designs.store.rows import Rows
+from memstream.designs.store.schema import own_file_path
 from memstream.designs.store.state_import import ImportedState, import_state, state_design
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
@@ -41,12 +46,39 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
     _refuse_unkept(name)  # before its settings are recorded
     refuse_own_file(name, store)
+    kind = DESIGNS.get(name)
+    if kind is not None and (theirs := sorted(kind.store_settings & set(config))):
+        raise MemstreamError(f"in a design store the {name} design's {', '.join(theirs)} is the store's (its file "
+                             f"is {own_file_path(store, name)}, its scope is scope=); drop {', '.join(theirs)}")
     held = open_rows(store, read_only=read_only)
+    own: OwnFileDesign | None = None
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
-        yield BoundDesign(RowsDesign(held, design, scope=scope), chat=chat)
+        if design.keeps_own_file:
+            assert isinstance(held, DesignStore), "refuse_own_file keeps own-file designs off other back-ends"
+            own = OwnFileDesign(held, design, scope=scope)
+            yield BoundDesign(own, chat=chat)
+        else:
+            yield BoundDesign(RowsDesign(held, design, scope=scope), chat=chat)
     finally:
-        held.close()
+        try:
+            if own is not None:
+                own.close()
+        finally:
+            held.close()
+
+
+def check(path: str | Path) -> list[str]:
+    """Every problem of the design store at ``path`` and of the files of their own kind beside it (each line
+    naming its file), reading only; none if all are sound."""
+    problems = check_rows(path)
+    if is_postgres(path):
+        return problems
+    for name, kind in DESIGNS.items():
+        beside = own_file_path(path, name)
+        if kind.keeps_own_file and Path(beside).exists():
+            problems += [f"{beside}: {p}" for p in kind.check_own_file(beside)]
+    return problems
 
 
 def _settings(store: Rows, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:
@@ -69,12 +101,12 @@ def _settings(store: Rows, name: str, config: dict[str, Any], reconfigure: bool)
 
 def kept_designs() -> list[str]:
     """The designs that can be kept in a design store (those that say how their memory is rows)."""
-    return [n for n, kind in DESIGNS.items() if kind.owner_rows is not MemoryDesign.owner_rows]
+    return [n for n, kind in DESIGNS.items() if kind.keeps_own_file or kind.owner_rows is not MemoryDesign.owner_rows]
 
 
 def _refuse_unkept(name: str) -> None:
     kind = DESIGNS.get(name)
-    if kind is not None and kind.owner_rows is MemoryDesign.owner_rows:
+    if kind is not None and name not in kept_designs():
         raise MemstreamError(f"the {name} design cannot be kept in a design store yet; use one of "
                              f"{', '.join(kept_designs())}")
 
@@ -85,5 +117,5 @@ def _scope(scope: str) -> str:
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "ImportedState", "PostgresStore", "Rows", "check", "check_store",
-           "import_state", "open_design", "refuse_non_store", "state_design"]
+__all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
+           "check_store", "import_state", "open_design", "own_file_path", "refuse_non_store", "state_design"]

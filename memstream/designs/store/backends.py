@@ -15,10 +15,6 @@ from memstream.designs.store.store import DesignStore
 from memstream.designs.store.store import check as check_file
 from memstream.errors import MemstreamError
 
-#: Designs that keep their memory in SQLite files of their own beside the store (the stream's tables, the
-#: facts store), so they cannot be kept on PostgreSQL yet.
-OWN_FILE_DESIGNS = ("stream", "facts")
-
 
 def open_rows(store: str | Path, *, read_only: bool = False) -> Rows:
     """The back-end ``store`` names, opened (made if missing, unless ``read_only``)."""
@@ -29,8 +25,9 @@ def open_rows(store: str | Path, *, read_only: bool = False) -> Rows:
 
 def refuse_own_file(design: str, store: str | Path) -> None:
     """Refuse in one line a design that keeps its own file, on a store that is not a file."""
-    if design in OWN_FILE_DESIGNS and is_postgres(store):
-        there = ", ".join(d for d in DESIGNS if d not in OWN_FILE_DESIGNS)
+    kind = DESIGNS.get(design)
+    if kind is not None and kind.keeps_own_file and is_postgres(store):
+        there = ", ".join(d for d, k in DESIGNS.items() if not k.keeps_own_file)
         raise MemstreamError(f"the {design} design keeps its memory in SQLite files of its own, so it cannot be "
                              f"kept on PostgreSQL yet; use one of {there} there, or a store file path")
 

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
-from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, Rows, dumps
+from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, Rows, digest, dumps
 from memstream.designs.store.store import damaged
 from memstream.errors import MemstreamError
-from memstream.models import ChatModel, Stage
+from memstream.models import CachedChatModel, ChatModel, Stage, forget_in_cache
 from memstream.stream import normalise_owner
 
 #: Writes tried without the lock before one runs holding it.
@@ -136,6 +138,16 @@ class RowsDesign:
         """The owner's records as the store has them, read without loading them into the design (no index
         is built, nothing embedded): what an export needs."""
         return list(self.store.read_owner(self._key(owner_name(owner)))[1].records)
+
+    def known_keys(self, owner: str, keys: Sequence[str]) -> dict[str, int]:
+        return self.store.known_keys(self._key(owner_name(owner)), keys)
+
+    def texts(self, owner: str) -> list[str]:
+        """Every text the owner's memory holds: records, and the strings of its documents and logs."""
+        owner = owner_name(owner)
+        self._fresh(owner)
+        rows = self.design.owner_rows(owner)
+        return [r.text for r in rows.records] + _strings([rows.docs, rows.logs, rows.extras])
 
     def entry_keys(self, owner: str) -> dict[int, str]:
         """Each record id that came from an entry, with the entry's key."""
@@ -293,12 +305,55 @@ class RowsDesign:
         return gone
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list | tuple):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+class HeldDesign(Protocol):
+    """What :class:`BoundDesign` holds: a design's memory in a store, as rows (:class:`RowsDesign`) or in a
+    file of the design's own kind beside it (:class:`~.own_file.OwnFileDesign`)."""
+
+    name: str
+    scope: str
+    design: MemoryDesign
+
+    @property
+    def store(self) -> Rows: ...
+
+    def remember_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int | None]]: ...
+
+    def consolidate_stage(self, owner: str, now: datetime) -> Stage[int]: ...
+
+    def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context: ...
+
+    def owners(self) -> list[str]: ...
+
+    def records(self, owner: str) -> list[Record]: ...
+
+    def stored_records(self, owner: str) -> list[Record]: ...
+
+    def entry_keys(self, owner: str) -> dict[int, str]: ...
+
+    def known_keys(self, owner: str, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def texts(self, owner: str) -> list[str]: ...
+
+    def forget(self, owner: str) -> int: ...
+
+
 class BoundDesign:
     """A design bound to its store (what :func:`~memstream.designs.store.open_design` gives): the calls of
     :class:`~memstream.designs.MemoryDesign`, each owner read from the store when first asked for and every
     write committed before it returns, plus the owner's lifecycle (``owners``, ``export``, ``forget``)."""
 
-    def __init__(self, held: RowsDesign, *, chat: ChatModel | None = None) -> None:
+    def __init__(self, held: HeldDesign, *, chat: ChatModel | None = None) -> None:
         self.held, self.chat = held, chat
         self.name = held.name
         self.design = held.design
@@ -312,10 +367,20 @@ class BoundDesign:
 
     def write(self, owner: str, entries: Sequence[Entry]) -> list[int | None]:
         """Remember ``entries`` for ``owner``; a record id per entry (None: kept out by the write gate)."""
-        return _drive(self.remember_stage(owner, entries), self.chat, self.name, "write")
+        with self._calls_for(owner):
+            return _drive(self.remember_stage(owner, entries), self.chat, self.name, "write")
 
     def consolidate(self, owner: str, now: datetime) -> int:
-        return _drive(self.consolidate_stage(owner, now), self.chat, self.name, "consolidate")
+        with self._calls_for(owner):
+            return _drive(self.consolidate_stage(owner, now), self.chat, self.name, "consolidate")
+
+    def call_tag(self, owner: str) -> str:
+        """How a call cache marks the calls made for ``owner`` here: a digest of the design, scope and owner."""
+        return digest(dumps([self.name, self.held.scope, owner_name(owner)]))
+
+    def _calls_for(self, owner: str) -> AbstractContextManager[None]:
+        """The calls made inside recorded as ``owner``'s, if the chat model is a call cache."""
+        return self.chat.for_owner(self.call_tag(owner)) if isinstance(self.chat, CachedChatModel) else nullcontext()
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         return self.held.context(owner, query, now, budget_tokens)
@@ -334,18 +399,31 @@ class BoundDesign:
         for r in records:
             if r.id in keys:
                 given = keys[r.id]
-                yield Entry(text=r.text, at=r.at, source=r.source, kind=r.kind, session=r.session,  # type: ignore[arg-type]
-                            id=given[3:] if given.startswith("id:") else None)
+                yield Entry(text=r.text, at=r.at, source=r.source, kind=r.kind,  # type: ignore[arg-type]
+                            session=r.session, id=given[3:] if given.startswith("id:") else None)
 
     def import_entries(self, owner: str, entries: Iterable[Entry], *, batch: int = 100) -> int:
         """Write ``entries`` for ``owner`` in batches; how many were new (those the owner had are skipped)."""
         new, todo = 0, list(entries)
         for start in range(0, len(todo), batch):
             chunk = todo[start:start + batch]
-            before = set(self.held.store.known_keys(self.held._key(owner_name(owner)), [e.key for e in chunk]))
+            before = set(self.held.known_keys(owner, [e.key for e in chunk]))
             self.write(owner, chunk)
             new += len({e.key for e in chunk} - before)
         return new
 
-    def forget(self, owner: str) -> int:
-        return self.held.forget(owner)
+    def forget(self, owner: str, *, calls: CachedChatModel | str | Path | None = None) -> int:
+        """Remove every trace of ``owner`` from the store (see the held design's ``forget``); the rows removed.
+
+        ``calls``: a call cache (a :class:`~memstream.models.CachedChatModel` or its file) the design's
+        requests went through: every call made for the owner (recorded when this bound design's chat model is
+        that cache: :meth:`write` and :meth:`consolidate` tag them) and every cached answer that quotes one of
+        the owner's texts (records, summaries, facts, insights: for calls a batched runner made) is deleted
+        from it, its bytes overwritten. The cache keeps requests only as hashes."""
+        texts = self.held.texts(owner) if calls is not None else []
+        gone = self.held.forget(owner)
+        if isinstance(calls, CachedChatModel):
+            calls.forget_owner(self.call_tag(owner), texts)
+        elif calls is not None:
+            forget_in_cache(calls, self.call_tag(owner), texts)
+        return gone

@@ -17,9 +17,15 @@ what is shared across owners lives in its own table (``design_shared``), never i
   forgotten and written again.
 - ``design_erasures``: that an owner was forgotten, when, and how many rows went: never what they held
   (the owner is named by a digest).
+
+A design that keeps its memory in a file of its own kind (``stream``, ``facts``: their files mark their kind
+in their own ``meta`` table, so they cannot be this file) keeps it beside the store, at
+:func:`own_file_path` (``PATH.stream``, ``PATH.facts``); its settings and erasures are still this file's rows.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from memstream.sqlite import StoreKind
 
@@ -61,3 +67,12 @@ CREATE TABLE IF NOT EXISTS design_erasures (
   id INTEGER PRIMARY KEY, at TEXT NOT NULL, design TEXT NOT NULL, scope TEXT NOT NULL,
   owner_sha256 TEXT NOT NULL, rows INTEGER NOT NULL);
 """
+
+
+#: Where a design with a file of its own keeps it: beside the store, named by the store and the design.
+OWN_FILE = "{store}.{design}"
+
+
+def own_file_path(store: str | Path, design: str) -> str:
+    """The file of ``design``'s own kind beside the store at ``store`` (:data:`OWN_FILE`)."""
+    return OWN_FILE.format(store=store, design=design)

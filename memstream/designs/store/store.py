@@ -289,10 +289,15 @@ class DesignStore:
         gone = 0
         for table in ("design_records", "design_docs", "design_logs", "design_owners"):
             gone += self.db.execute(f"DELETE FROM {table} WHERE design=? AND scope=? AND owner=?", where).rowcount
+        self.log_erasure(key, gone)
+        return gone
+
+    def log_erasure(self, key: OwnerKey, rows: int) -> None:
+        """Record that the owner was forgotten, when and how many rows went (inside a write transaction)."""
+        assert self.db.in_transaction, "an erasure is logged inside a write transaction"
         self.db.execute("INSERT INTO design_erasures (at, design, scope, owner_sha256, rows) VALUES (?,?,?,?,?)",
                         (datetime.now(UTC).isoformat(timespec="seconds"), key.design, key.scope,
-                         digest(key.owner), gone))
-        return gone
+                         digest(key.owner), rows))
 
     def erasures(self) -> list[dict[str, Any]]:
         cursor = self.db.execute("SELECT at, design, scope, owner_sha256, rows FROM design_erasures ORDER BY id")

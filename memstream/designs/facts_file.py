@@ -1,0 +1,131 @@
+"""The ``facts`` design's memory in a facts file of its own beside a design store (``PATH.facts``).
+
+A facts file is its own kind (facts, versions, sources, edges, FTS; marked in its own ``meta``), so it is
+kept beside the store, not in its tables. What the store needs of it:
+
+- **Scopes**: the facts file has a tenant key; the store's scope is the tenant (so the design's own
+  ``tenant`` and ``path`` settings are the store's to set: given by the user in a store, they are refused).
+- **Idempotent writes**: a turn's source key is the entry's key followed by what the entry says beside its
+  text (:func:`stored_source_key`: its time, source, kind and session, kept so ``export`` gives the entry
+  back); a write looks each entry up by that key first, and the facts store writes a source once
+  (its ``(tenant, owner, key)`` is unique, checked inside the write's transaction).
+- **Commit**: each turn is written in one transaction of its own as the design's stage runs (the facts
+  store's :func:`~memstream.facts.apply`), so nothing waits to be committed.
+- **Forget**: :func:`~memstream.facts.erase_owner` (every fact, version, source, edge, entity, cached vector,
+  profile and audit record of the owner), then the file rewritten and its write-ahead log emptied.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from memstream.designs.entries import Entry, Record
+from memstream.facts import FactStore, erase_owner
+from memstream.models import Embedder
+
+#: Between the entry's key and the rest in a source key (keys never hold it: ``id:``/``sha256:`` text).
+KEY_END = "\x1f"
+
+
+def stored_source_key(e: Entry) -> str:
+    """A turn's source key in a design store: the entry's key, then its time, source, kind and session."""
+    return e.key + KEY_END + json.dumps([e.at.isoformat(), e.source, e.kind, e.session], ensure_ascii=False)
+
+
+class FactsHolder(Protocol):
+    """What of the facts design its file needs (the design is :class:`~memstream.designs.FactsDesign`)."""
+
+    given_embedder: Embedder | None
+    store: FactStore
+    embedder: Embedder
+    tenant: str
+    source_key: Callable[[Entry], str]
+
+    @property
+    def config(self) -> BaseModel: ...
+
+
+class FactsFile:
+    """The facts design's memory in the facts file at ``path``, for owners in ``scope`` (the tenant)."""
+
+    def __init__(self, design: FactsHolder, path: str, scope: str, *, read_only: bool = False) -> None:
+        made = type(design.config)()
+        assert all(getattr(design.config, s) == getattr(made, s) for s in ("path", "tenant")), \
+            "open_design refuses a user's path or tenant in a store"
+        self.design, self.path, self.scope = design, path, scope
+        design.tenant, design.source_key = scope, stored_source_key
+        if read_only and not Path(path).exists():
+            return  # nothing written yet: the design's empty store in memory is what there is to read
+        store = FactStore(path, design.given_embedder, readonly=read_only, create=not read_only)
+        design.store.close()
+        design.store, design.embedder = store, store.embedder
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.design.store.db
+
+    def owner_key(self, owner: str) -> str:
+        return owner
+
+    def owners(self) -> list[str]:
+        return [o for (o,) in self.db.execute("SELECT owner FROM sources WHERE tenant=? GROUP BY owner "
+                                              "ORDER BY MIN(id)", (self.scope,))]
+
+    def records(self, key: str, owner: str) -> list[Record]:
+        """The owner's turns (the facts' sources), in the order written."""
+        out = []
+        for sid, skey, text, at_s in self.db.execute("SELECT id, key, text, at_s FROM sources WHERE tenant=? AND "
+                                                     "owner=? ORDER BY id", (self.scope, key)):
+            at, source, kind, session = _said(skey, at_s)
+            out.append(Record(sid, owner, text, at, source, kind, session))
+        return out
+
+    def entry_keys(self, key: str) -> dict[int, str]:
+        return {sid: skey.split(KEY_END)[0] for sid, skey in self.db.execute(
+            "SELECT id, key FROM sources WHERE tenant=? AND owner=?", (self.scope, key))}
+
+    def known(self, key: str, keys: Sequence[str]) -> dict[str, int]:
+        """Which entries the owner has (by the entry's key: the first part of the source key)."""
+        found: dict[str, int] = {}
+        for k in dict.fromkeys(keys):
+            row = self.db.execute("SELECT MIN(id) FROM sources WHERE tenant=? AND owner=? AND key > ? AND key < ?",
+                                  (self.scope, key, k + KEY_END, k + chr(ord(KEY_END) + 1))).fetchone()
+            if row[0] is not None:
+                found[k] = row[0]
+        return found
+
+    def commit(self, key: str, keys: Sequence[str]) -> bool:
+        return True  # every turn committed as it was written
+
+    def discard(self) -> None:
+        """Nothing waits: each turn was its own transaction."""
+
+    def texts(self, key: str) -> list[str]:
+        """Every text of the owner's memory: turns, facts (every version), entities, the profile."""
+        return [t for (t,) in self.db.execute(
+            "SELECT text FROM sources WHERE tenant=?1 AND owner=?2 UNION SELECT text FROM facts WHERE tenant=?1 AND "
+            "owner=?2 UNION SELECT e.name FROM entities e JOIN facts f ON f.id = e.fact_id WHERE f.tenant=?1 AND "
+            "f.owner=?2 UNION SELECT text FROM profiles WHERE tenant=?1 AND owner=?2", (self.scope, key))]
+
+    def forget(self, key: str) -> int:
+        return erase_owner(self.design.store, key, datetime.now(UTC), tenant=self.scope)
+
+    def close(self) -> None:
+        self.design.store.close()
+
+
+def _said(key: str, at_s: float) -> tuple[datetime, str, str, str]:
+    """An entry's time, source, kind and session from its source key (a source the store did not key: its
+    stored time and nothing else)."""
+    try:
+        at, source, kind, session = json.loads(key.split(KEY_END, 1)[1])
+        return datetime.fromisoformat(at), source, kind, session
+    except (IndexError, ValueError, TypeError):
+        return datetime.fromtimestamp(at_s, UTC), "", "turn", ""

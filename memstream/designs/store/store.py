@@ -48,6 +48,13 @@ class Held:
     docs: dict[str, str] = field(default_factory=dict)  # each document's JSON as stored
     logs: dict[str, int] = field(default_factory=dict)
 
+    def holds(self, rows: OwnerRows) -> bool:
+        """Whether ``rows`` hold nothing the store lacks (a consolidation that found nothing to do): then
+        there is nothing to write, and the owner's version need not move."""
+        return (len(rows.records) == self.records
+                and all(len(items) == self.logs.get(name, 0) for name, items in rows.logs.items())
+                and {name: dumps(value) for name, value in rows.docs.items()} == self.docs)
+
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -30,7 +30,7 @@ from memstream.designs.retrievers import (
     score,
     tokenize,
 )
-from memstream.designs.store import BoundDesign, DesignStore, open_design
+from memstream.designs.store import BoundDesign, DesignStore, open_design, storable
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
 from memstream.designs.versioned_facts import FactsConfig, FactsDesign, entry_key
@@ -42,5 +42,5 @@ __all__ = [
     "MemoryBlock", "MemoryDesign", "OwnerRows", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals",
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
-    "open_design", "save_state", "score", "tokenize",
+    "open_design", "save_state", "score", "storable", "tokenize",
 ]

@@ -16,7 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memstream.designs.registry import make_design
+from memstream.designs.base import MemoryDesign
+from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.bound import BoundDesign, RowsDesign
 from memstream.designs.store.store import DesignStore, check
 from memstream.errors import MemstreamError
@@ -24,19 +25,34 @@ from memstream.models import ChatModel, Embedder
 
 
 @contextmanager
-def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embedder | None = None,
+def open_design(name: str, *, store: str | Path | DesignStore, scope: str = "", embedder: Embedder | None = None,
                 chat: ChatModel | None = None, reconfigure: bool = False, read_only: bool = False,
                 **config: Any) -> Iterator[BoundDesign]:
     """The design ``name`` bound to the store at ``store`` (made if missing, unless ``read_only``), in
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
-    :meth:`~.bound.BoundDesign.consolidate`."""
-    held = DesignStore(store, read_only=read_only)
+    :meth:`~.bound.BoundDesign.consolidate`.
+
+    ``store`` may also be a :class:`DesignStore` already open (``read_only`` is then its own), left open at
+    the end: a caller binding many designs in turn (the evaluation harness, a design per haystack) opens the
+    file once rather than paying a connection and a WAL checkpoint per design."""
+    held = store if isinstance(store, DesignStore) else DesignStore(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
         yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
     finally:
-        held.close()
+        if held is not store:
+            held.close()
+
+
+def storable(name: str) -> bool:
+    """Whether :func:`open_design` can keep the design ``name`` in a store: it gives its memory as rows and
+    takes it back, owner by owner (:meth:`~memstream.designs.MemoryDesign.owner_rows`, ``load_owner``,
+    ``drop_owner``). A caller that also runs designs alone (the evaluation harness) asks this rather than
+    naming designs, so a design joins the store the day it implements the rows."""
+    kind = DESIGNS.get(name)
+    return kind is not None and all(getattr(kind, m) is not getattr(MemoryDesign, m)
+                                    for m in ("owner_rows", "load_owner", "drop_owner"))
 
 
 def _settings(store: DesignStore, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:
@@ -63,4 +79,4 @@ def _scope(scope: str) -> str:
     return scope.strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "check", "open_design"]
+__all__ = ["BoundDesign", "DesignStore", "check", "open_design", "storable"]

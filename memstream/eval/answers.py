@@ -121,10 +121,10 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
     bar = tqdm(total=len(dataset.haystacks) * len(names), desc=f"{dataset.name} designs", unit="design",
                disable=not progress, leave=False)
     with eval_store() as store:
-        for h in dataset.haystacks:
+        for n, h in enumerate(dataset.haystacks):
             for name in names:
-                with measured_design(name, store, embedder=models.embedder,
-                                     settings=(settings or {}).get(name, {})) as measured:
+                with measured_design(name, store, embedder=models.embedder, settings=(settings or {}).get(name, {}),
+                                     scope=f"haystack {n}") as measured:
                     checker = measured.design.checker = gate()
                     measured, ids = _written(measured, h, models.design, results.write[name], state_dir, checker.name)
                     results.kept_out[name].update(checker.audit.counts)

@@ -76,11 +76,12 @@ class MeasuredDesign:
 
 
 @contextmanager
-def measured_design(name: str, store: DesignStore, *, embedder: Embedder,
-                    settings: Mapping[str, Any]) -> Iterator[MeasuredDesign]:
-    """The design ``name`` with ``settings``, bound to ``store`` if the store can keep it."""
+def measured_design(name: str, store: DesignStore, *, embedder: Embedder, settings: Mapping[str, Any],
+                    scope: str) -> Iterator[MeasuredDesign]:
+    """The design ``name`` with ``settings``, bound to ``store`` if the store can keep it, in ``scope`` (one
+    per haystack or scenario: two of them naming the same owner never share memory)."""
     if not storable(name):
         yield MeasuredDesign(make_design(name, embedder=embedder, **settings))
         return
-    with open_design(name, store=store, embedder=embedder, **settings) as bound:
+    with open_design(name, store=store, scope=scope, embedder=embedder, **settings) as bound:
         yield MeasuredDesign(bound.design, bound)

@@ -52,7 +52,7 @@ def _sessions(drawn: list[list[tuple[list[str], int]]]) -> list[list[Entry]]:
 def test_a_design_through_the_store_answers_as_the_design_alone(name: str, drawn, query: str, budget: int) -> None:
     chat, embedder = OfflineChatModel(), HashEmbedder(32)
     sessions = _sessions(drawn)
-    with eval_store() as store, measured_design(name, store, embedder=embedder, settings={}) as kept:
+    with eval_store() as store, measured_design(name, store, embedder=embedder, settings={}, scope="s") as kept:
         alone = MeasuredDesign(make_design(name, embedder=embedder))
         for entries in sessions:
             ids = [run_direct(m.remember_stage("ana", entries), chat) for m in (kept, alone)]
@@ -62,7 +62,7 @@ def test_a_design_through_the_store_answers_as_the_design_alone(name: str, drawn
         now = sessions[-1][-1].at + timedelta(hours=1)
         got = [m.context("ana", query, now, budget) for m in (kept, alone)]
         assert (got[0].text, got[0].ids) == (got[1].text, got[1].ids)
-        assert len(store.known_keys(OwnerKey(name, "", "ana"), [e.key for s in sessions for e in s])) == \
+        assert len(store.known_keys(OwnerKey(name, "s", "ana"), [e.key for s in sessions for e in s])) == \
             sum(map(len, sessions))
         path = Path(store.path)
     assert not path.parent.exists()  # the eval's store is removed with its folder
@@ -87,7 +87,7 @@ def test_the_eval_writes_every_design_the_store_keeps_there_and_the_others_alone
     try:
         assert set(held.designs()) == set(KEPT)
         for name in KEPT:
-            assert held.owners(name, "") == ["c1"]
+            assert held.owners(name, "haystack 0") == ["c1"]
             (count,) = held.db.execute("SELECT COUNT(*) FROM design_records WHERE design=? AND key IS NOT NULL",
                                        (name,)).fetchone()
             assert count == len(dataset.haystacks[0].memories) == 18

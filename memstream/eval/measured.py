@@ -76,7 +76,7 @@ class MeasuredDesign:
 
 
 @contextmanager
-def measured_design(name: str, store: DesignStore, *, embedder: Embedder, settings: Mapping[str, Any],
+def measured_design(name: str, store: DesignStore, *, embedder: Embedder | None, settings: Mapping[str, Any],
                     scope: str) -> Iterator[MeasuredDesign]:
     """The design ``name`` with ``settings``, bound to ``store`` if the store can keep it, in ``scope`` (one
     per haystack or scenario: two of them naming the same owner never share memory)."""

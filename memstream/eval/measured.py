@@ -2,8 +2,9 @@
 
 Every design the store can keep (:func:`~memstream.designs.storable`) is measured through
 :func:`~memstream.designs.open_design` on the eval's store, so the figures are those of the code a user
-runs: every session written is one committed write of its rows, every consolidation another, and every
-context is assembled from the owner as the store holds it. A design the store cannot keep yet runs alone,
+runs: every session written is one committed write of its rows, every consolidation that changes something
+another, and every context is assembled from the owner as the store holds it. Each haystack (scenario,
+attack set) is a scope of its own. A design the store cannot keep yet runs alone,
 in memory, as before; it moves to the store by itself once it gives its memory as rows.
 
 The store is a file in a temporary folder, removed when the eval ends: an eval's figures include what

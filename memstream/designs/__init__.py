@@ -39,6 +39,7 @@ from memstream.designs.store import (
     open_design,
     refuse_non_store,
     state_design,
+    storable,
 )
 from memstream.designs.tiered import TieredConfig, TieredDesign
 from memstream.designs.vector import VectorDesign
@@ -51,6 +52,6 @@ __all__ = [
     "MemoryBlock", "MemoryDesign", "OwnerRows", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals",
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
-    "open_design", "save_state", "score", "tokenize",
+    "open_design", "save_state", "score", "storable", "tokenize",
     "ImportedState", "check_store", "import_state", "refuse_non_store", "state_design",  # the design store's lifecycle
 ]

@@ -73,14 +73,15 @@ class RecordIndex:
         keys = [windows(r.text) for r in missing]
         flat = self.embedder.embed([w for k in keys for w in k])
         self._chunks.extend(np.split(flat, np.cumsum([len(k) for k in keys])[:-1]))
-        self._vectors = np.vstack(self._chunks)
-        self._starts = np.cumsum([0] + [len(c) for c in self._chunks[:-1]])
+        self._vectors = self._starts = None  # stacked at the next read: a write costs its own records only
 
     def relevance(self, query: str) -> np.ndarray:
         """Each record's best-window cosine with ``query``."""
         self._embed_new()
-        assert self.embedder is not None and self._vectors is not None and self._starts is not None, \
-            "a dense retriever needs an embedder and a record"
+        assert self.embedder is not None and self._chunks, "a dense retriever needs an embedder and a record"
+        if self._vectors is None or self._starts is None:
+            self._vectors = np.vstack(self._chunks)
+            self._starts = np.cumsum([0] + [len(c) for c in self._chunks[:-1]])
         q = self.embedder.embed([query])[0]
         return np.maximum.reduceat(self._vectors @ q, self._starts)
 

@@ -35,6 +35,8 @@ class Summary:
     skipped: list[int] = field(default_factory=list)  # ids of records whose new summary was rejected
     #: The last :func:`summary_doc` made, with what it was made from (a store asks at every write).
     memo: tuple[tuple[Any, ...], dict[str, JsonValue]] | None = field(default=None, repr=False, compare=False)
+    #: What :func:`summary_doc` worked out so far, extended as records, covers and skips grow (never remade).
+    placed: Placed = field(default_factory=lambda: Placed(), repr=False, compare=False)
 
     @property
     def done(self) -> int:
@@ -49,6 +51,37 @@ class Summary:
         return [Line(t, count_tokens(t), ids, float(i)) for i, t in enumerate(texts)]
 
 
+@dataclass
+class Placed:
+    """Each record's position (for the records seen so far) and the runs of the covered and skipped ones:
+    records, covers and skips only grow, so a write extends these by what it added, and the document costs
+    the same at the 10,000th record as at the 100th."""
+
+    position: dict[int, int] = field(default_factory=dict)
+    seen: list[Record] = field(default_factory=list)  # the first and last record placed (an append-only check)
+    covers: tuple[int, list[list[int]]] = field(default_factory=lambda: (0, []))  # how many are in the runs; the runs
+    skipped: tuple[int, list[list[int]]] = field(default_factory=lambda: (0, []))
+
+    def positions(self, records: Sequence[Record]) -> dict[int, int]:
+        """Each of ``records``' id with its position, placing only the records new since the last call."""
+        n = len(self.position)
+        if n > len(records) or (n and (records[0] != self.seen[0] or records[n - 1] != self.seen[1])):
+            self.position, self.covers, self.skipped, n = {}, (0, []), (0, []), 0  # another list: place again
+        for i in range(n, len(records)):
+            self.position[records[i].id] = i
+        if records:
+            self.seen = [records[0], records[-1]]
+        return self.position
+
+    @staticmethod
+    def extended(made: tuple[int, list[list[int]]], ids: Sequence[int],
+                 position: Mapping[int, int]) -> tuple[int, list[list[int]]]:
+        done, spans = made
+        if done > len(ids):
+            done, spans = 0, []
+        return len(ids), extend_runs(spans, [position[i] for i in ids[done:]])
+
+
 def summary_doc(summary: Summary, records: Sequence[Record]) -> dict[str, JsonValue]:
     """The summary as a small document for a store: which of ``records`` (the list it summarises, in order)
     it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows."""
@@ -56,10 +89,13 @@ def summary_doc(summary: Summary, records: Sequence[Record]) -> dict[str, JsonVa
                  summary.pending[0].id if summary.pending else 0, summary.covers[-1:], summary.skipped[-1:])
     if summary.memo is not None and summary.memo[0] == made_from:
         return summary.memo[1]
-    position = {r.id: i for i, r in enumerate(records)}
+    placed = summary.placed
+    position = placed.positions(records)
+    placed.covers = placed.extended(placed.covers, summary.covers, position)
+    placed.skipped = placed.extended(placed.skipped, summary.skipped, position)
     doc: dict[str, JsonValue] = {
-        "text": summary.text, "calls": summary.calls, "covers": runs([position[i] for i in summary.covers]),
-        "skipped": runs([position[i] for i in summary.skipped]),
+        "text": summary.text, "calls": summary.calls, "covers": [list[JsonValue](r) for r in placed.covers[1]],
+        "skipped": [list[JsonValue](r) for r in placed.skipped[1]],
         "pending": runs([position[r.id] for r in summary.pending])}
     summary.memo = (made_from, doc)
     return doc
@@ -76,13 +112,17 @@ def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
 
 def runs(positions: Sequence[int]) -> list[JsonValue]:
     """``[0, 1, 2, 5]`` as ``[[0, 3], [5, 1]]``: each run's start and length."""
-    made: list[list[int]] = []
+    return [list[JsonValue](run) for run in extend_runs([], positions)]
+
+
+def extend_runs(made: list[list[int]], positions: Sequence[int]) -> list[list[int]]:
+    """``made`` (runs, changed in place) with ``positions`` after them; ``made``."""
     for p in positions:
         if made and made[-1][0] + made[-1][1] == p:
             made[-1][1] += 1
         else:
             made.append([p, 1])
-    return [list[JsonValue](run) for run in made]
+    return made
 
 
 def unruns(made: Any) -> list[int]:

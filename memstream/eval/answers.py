@@ -1,8 +1,9 @@
 """Answers measured: every design is given the conversation turn by turn and answers each question
 from its own context, at each budget; the answers are judged and scored, and their cost counted.
 
-Per haystack and design: the sessions are written in time order, the design consolidating at each
-session boundary (where the design prescribes background work); a question is asked once
+Per haystack and design: the sessions are written in time order (through a design store, for every
+design one can keep: :mod:`.measured`), the design consolidating at each session boundary (where the
+design prescribes background work); a question is asked once
 everything said before it is written. For each budget the design assembles its context at the
 question's time, the answer model answers from it, and the judge reads the answer against the
 gold. A context that would not fit the answer model's window with the prompt around it is
@@ -27,11 +28,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memstream.designs import Context, MemoryDesign, load_state, make_design, save_state
+from memstream.designs import Context, load_state, save_state
 from memstream.errors import MemstreamError, StructuredOutputError
 from memstream.eval import prompts
 from memstream.eval.conversation import sessions
 from memstream.eval.datasets import Dataset, Haystack, Question
+from memstream.eval.measured import MeasuredDesign, eval_store, measured_design
 from memstream.eval.rows import DesignRow, Scores
 from memstream.eval.scoring import evidence_reachable, evidence_verbatim, exact_match, token_f1
 from memstream.models import (
@@ -118,34 +120,39 @@ def evaluate_designs(dataset: Dataset, designs: Sequence[str], budgets: Sequence
     results = Results()
     bar = tqdm(total=len(dataset.haystacks) * len(names), desc=f"{dataset.name} designs", unit="design",
                disable=not progress, leave=False)
-    for h in dataset.haystacks:
-        for name in names:
-            design = make_design(name, embedder=models.embedder, **(settings or {}).get(name, {}))
-            design.checker = gate()
-            ids = _written(design, h, models.design, results.write[name], state_dir, design.checker.name)
-            results.kept_out[name].update(design.checker.audit.counts)
-            results.write[name].questions += len(h.questions)
-            for b in (b for n, b in plan if n == name):
-                asked = [_assemble(design, h, q, b, ids, window) for q in h.questions]
-                _answer(asked, models)
-                results.asked[(name, b)].extend(asked)
-            bar.update()
+    with eval_store() as store:
+        for n, h in enumerate(dataset.haystacks):
+            for name in names:
+                with measured_design(name, store, embedder=models.embedder, settings=(settings or {}).get(name, {}),
+                                     scope=f"haystack {n}") as measured:
+                    checker = measured.design.checker = gate()
+                    measured, ids = _written(measured, h, models.design, results.write[name], state_dir, checker.name)
+                    results.kept_out[name].update(checker.audit.counts)
+                    results.write[name].questions += len(h.questions)
+                    for b in (b for n, b in plan if n == name):
+                        asked = [_assemble(measured, h, q, b, ids, window) for q in h.questions]
+                        _answer(asked, models)
+                        results.asked[(name, b)].extend(asked)
+                bar.update()
     bar.close()
     return [_row(dataset, name, b, results.asked[(name, b)], results.write[name], models, gate().name,
                  dict(results.kept_out[name])) for name, b in plan]
 
 
-def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None,
-             gate: str = GATE_OFF) -> dict[int, int]:
-    """The haystack written into ``design`` (or its state read back from ``state_dir``); the record ids."""
+def _written(measured: MeasuredDesign, h: Haystack, chat: ChatModel, cost: Cost, state_dir: Path | None,
+             gate: str = GATE_OFF) -> tuple[MeasuredDesign, dict[int, int]]:
+    """The haystack written into ``measured`` (or its design's state read back from ``state_dir``, then held by
+    the design alone); what to ask contexts from, and the record ids."""
     if state_dir is None:
-        return _write(design, h, chat, cost)
+        return measured, _write(measured, h, chat, cost)
+    design = measured.design
     path = state_dir / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', h.key)}.{design.name}.json"
     source = _source(h, chat, gate)
     if not path.exists():
-        ids = _write(design, h, chat, cost)
+        ids = _write(measured, h, chat, cost)
         save_state(design, path, extra={"ids": {str(k): v for k, v in ids.items()}, "source": source})
-        return ids
+        return measured, ids
+    measured = measured.alone()
     loaded = load_state(design, path)
     if loaded.config != design.config:
         raise MemstreamError(f"{path} was written with other {design.name} settings ({loaded.config}); "
@@ -154,7 +161,7 @@ def _written(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost, sta
     if extra.get("source") != source:
         raise MemstreamError(f"{path} was written from another conversation or with another model than this "
                              f"one ({h.key!r}, {chat.name}); remove it or use another --state folder")
-    return {int(k): v for k, v in extra["ids"].items()}
+    return measured, {int(k): v for k, v in extra["ids"].items()}
 
 
 def _source(h: Haystack, chat: ChatModel, gate: str = GATE_OFF) -> str:
@@ -165,17 +172,18 @@ def _source(h: Haystack, chat: ChatModel, gate: str = GATE_OFF) -> str:
     return hashlib.sha256(json.dumps(made).encode()).hexdigest()[:16]
 
 
-def _write(design: MemoryDesign, h: Haystack, chat: ChatModel, cost: Cost) -> dict[int, int]:
-    """Write the haystack into ``design`` session by session, consolidating at each boundary; the record
-    id of each haystack memory. (Questions here are all asked after the last turn, as both benchmarks ask.)"""
+def _write(measured: MeasuredDesign, h: Haystack, chat: ChatModel, cost: Cost) -> dict[int, int]:
+    """Write the haystack into ``measured`` session by session (one write each), consolidating at each
+    boundary; the record id of each haystack memory. (Questions here are all asked after the last turn, as
+    both benchmarks ask.)"""
     before = _spent(chat)
     started = time.perf_counter()
     ids: dict[int, int] = {}
     for session in sessions(h):
-        written = run_direct(design.remember_stage(h.key, session.entries), chat)
+        written = run_direct(measured.remember_stage(h.key, session.entries), chat)
         ids.update((p, i) for p, i in zip(session.positions, written, strict=True) if i is not None)
         cost.turns += len(session.entries)
-        run_direct(design.consolidate_stage(h.key, session.entries[-1].at), chat)
+        run_direct(measured.consolidate_stage(h.key, session.entries[-1].at), chat)
     cost.seconds += time.perf_counter() - started
     calls, tokens = (a - b for a, b in zip(_spent(chat), before, strict=True))
     cost.calls += calls
@@ -188,7 +196,7 @@ def _spent(chat: ChatModel) -> tuple[int, int]:
     return sum(p.calls for p in u), sum(p.prompt_tokens + p.completion_tokens for p in u)
 
 
-def _assemble(design: MemoryDesign, h: Haystack, q: Question, budget: int | str, ids: dict[int, int],
+def _assemble(measured: MeasuredDesign, h: Haystack, q: Question, budget: int | str, ids: dict[int, int],
               window: int) -> Asked:
     overhead = sum(count_tokens(m["content"]) for m in prompts.answer_messages("", q.text, q.asked_at))
     room = window - overhead - answer_tokens(prompts.ANSWER_PURPOSE)  # the answer's own room kept free
@@ -196,9 +204,9 @@ def _assemble(design: MemoryDesign, h: Haystack, q: Question, budget: int | str,
         raise MemstreamError(f"--window {window} leaves no room for a context around the question {q.qid}")
     wanted = room if budget == WINDOW else int(budget)
     started = time.perf_counter()
-    context = design.context(h.key, q.text, q.asked_at, min(wanted, room))
+    context = measured.context(h.key, q.text, q.asked_at, min(wanted, room))
     elapsed = time.perf_counter() - started
-    assert context.tokens <= min(wanted, room), f"{design.name} assembled {context.tokens} > {min(wanted, room)}"
+    assert context.tokens <= min(wanted, room), f"{measured.name} assembled {context.tokens} > {min(wanted, room)}"
     evidence = sorted(q.evidence)
     return Asked(q, budget, context, elapsed, budget != WINDOW and wanted > room,
                  [h.memories[i].text for i in evidence], [ids[i] for i in evidence if i in ids])

@@ -2,7 +2,9 @@
 
 A LoCoMo turn ``D3:5`` belongs to session ``D3``; a LongMemEval round ``SID#2`` (or session ``SID``)
 to session ``SID``. Each entry remembers which haystack memory it came from, so the gold evidence
-can be found again among the design's record ids.
+can be found again among the design's record ids, and carries its position as its id: two memories that
+say the same thing at the same time (LongMemEval repeats a few) are two entries, as they are two memories,
+not one write retried (which a design store would keep once).
 """
 
 from __future__ import annotations
@@ -44,5 +46,6 @@ def sessions(h: Haystack) -> list[Session]:
         if not out or out[-1].key != key:
             out.append(Session(key, [], []))
         out[-1].positions.append(i)
-        out[-1].entries.append(entry(text=m.text, at=m.created_at, source=source_of(m.text), session=key))
+        out[-1].entries.append(entry(text=m.text, at=m.created_at, source=source_of(m.text), session=key,
+                                     id=str(i)))
     return out

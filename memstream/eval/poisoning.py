@@ -25,10 +25,11 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memstream.designs import MemoryDesign, entry, make_design
+from memstream.designs import entry
 from memstream.eval import prompts
 from memstream.eval.answers import parse_answer
 from memstream.eval.attackset import FAMILIES, AttackText
+from memstream.eval.measured import MeasuredDesign, eval_store, measured_design
 from memstream.eval.rows import AttackCounts, AttackResults, AttackRow, AttackSummary
 from memstream.models import ChatModel, Embedder, Request, Stage, run_direct
 from memstream.trust import Checker
@@ -82,22 +83,23 @@ def evaluate_attacks(attacks: Sequence[AttackText], designs: Sequence[str], *, c
     results: AttackResults = {"gate": gate().name, "budget": budget, "answer_model": answer.name if answer else None,
                               "designs": {}}
     bar = tqdm(total=len(attacks) * len(designs), desc="attacks", unit="text", disable=not progress, leave=False)
-    for name in designs:
-        design = make_design(name, embedder=embedder)
-        design.checker = gate()
-        traced = []
-        for text in attacks:
-            traced.append(_trace(design, text, chat, budget))
-            bar.update()
-        if answer is not None:
-            _answer(traced, answer)
-        results["designs"][name] = {**_summary(traced), "gate_counts": dict(design.checker.audit.counts),
-                                    "texts": [_row(t) for t in traced]}
+    with eval_store() as store:
+        for name in designs:
+            with measured_design(name, store, embedder=embedder, settings={}, scope="attacks") as design:
+                checker = design.design.checker = gate()
+                traced = []
+                for text in attacks:
+                    traced.append(_trace(design, checker, text, chat, budget))
+                    bar.update()
+            if answer is not None:
+                _answer(traced, answer)
+            results["designs"][name] = {**_summary(traced), "gate_counts": dict(checker.audit.counts),
+                                        "texts": [_row(t) for t in traced]}
     bar.close()
     return results
 
 
-def _trace(design: MemoryDesign, text: AttackText, chat: ChatModel, budget: int) -> Traced:
+def _trace(design: MeasuredDesign, checker: Checker, text: AttackText, chat: ChatModel, budget: int) -> Traced:
     owner = f"attack:{text.id}"
     said = [*BEFORE, *text.turns, *AFTER]
     entries = [entry(text=s, at=T0 + timedelta(minutes=i), source="user") for i, s in enumerate(said)]
@@ -106,7 +108,7 @@ def _trace(design: MemoryDesign, text: AttackText, chat: ChatModel, budget: int)
     mine = ids[len(BEFORE):len(BEFORE) + len(text.turns)]
     asked_at = entries[-1].at + timedelta(hours=1)
     context = design.context(owner, text.probe, asked_at, budget)
-    kept_out = [b for b in design.checker.audit.blocked if b.owner == owner and b.text in text.turns]
+    kept_out = [b for b in checker.audit.blocked if b.owner == owner and b.text in text.turns]
     return Traced(text, blocked=any(i is None for i in mine), failed=any(b.failed for b in kept_out),
                   stored=any(i is not None for i in mine),
                   in_context=bool({i for i in mine if i is not None} & context.ids),

@@ -25,9 +25,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memstream.designs import COMPACTIONS, DROPPED_EDITS, Entry, MemoryDesign, entry, make_design
+from memstream.designs import COMPACTIONS, DROPPED_EDITS, Entry, MemoryDesign, entry
 from memstream.eval import criteria, prompts
 from memstream.eval.answers import Models, _ask, _refuse_lost, _spent, parse_answer
+from memstream.eval.measured import MeasuredDesign, eval_store, measured_design
 from memstream.eval.rows import Passed, ScenarioRow, TurnCheck
 from memstream.eval.scenario import CORRUPTIBLE, DEPENDENT, Fact, Question, Scenario, Turn
 from memstream.models import CachedEmbedder, ChatModel, Request, parse_yes_no, run_direct
@@ -84,18 +85,20 @@ def evaluate_scenarios(scenarios: Sequence[Scenario], designs: Sequence[str], bu
     rows = []
     models.embedder.embed(["a sentence to load the embedder before anything is timed"])
     total = sum(len(x.turns) for s in scenarios for x in s.sessions) * len(designs)
-    with tqdm(total=total, desc="scenarios", unit="turn", disable=not progress, leave=False) as bar:
-        for scenario in scenarios:
+    with tqdm(total=total, desc="scenarios", unit="turn", disable=not progress, leave=False) as bar, \
+            eval_store() as store:
+        for n, scenario in enumerate(scenarios):
             for name in designs:
                 bar.set_postfix_str(f"{scenario.name} / {name}")
-                design = make_design(name, embedder=CachedEmbedder(models.embedder), **(settings or {}).get(name, {}))
-                run = _live(scenario, design, budget, models, bar)
-                _answer(run.posed, models, progress)
-                rows.append(_row(scenario, design, budget, run, models))
+                with measured_design(name, store, embedder=CachedEmbedder(models.embedder),
+                                     settings=(settings or {}).get(name, {}), scope=f"scenario {n}") as design:
+                    run = _live(scenario, design, budget, models, bar)
+                    _answer(run.posed, models, progress)
+                    rows.append(_row(scenario, design.design, budget, run, models))
     return rows
 
 
-def _live(scenario: Scenario, design: MemoryDesign, budget: int, models: Models, bar: tqdm) -> Run:
+def _live(scenario: Scenario, design: MeasuredDesign, budget: int, models: Models, bar: tqdm) -> Run:
     """The scenario written into ``design`` turn by turn, its facts checked and its questions posed."""
     run = Run()
     owner = scenario.owner
@@ -125,17 +128,18 @@ def _entries(turn: Turn, at: datetime, session: str) -> list[Entry]:
     if turn.assistant:
         made.append(entry(text=f"Assistant: {turn.assistant}", at=at, source="assistant", kind="turn",
                           session=session))
-    return made
+    # each its own entry, even one saying what another said (a tool called twice alike): not a write retried
+    return [e.model_copy(update={"id": f"{turn.id}/{k}"}) for k, e in enumerate(made)]
 
 
-def _spend(run: Run, design: MemoryDesign, owner: str, entries: list[Entry], consolidate_at: datetime | None,
+def _spend(run: Run, design: MeasuredDesign, owner: str, entries: list[Entry], consolidate_at: datetime | None,
            models: Models, *, ready: tuple[str, int]) -> None:
     """Write a turn (and consolidate, at a session's end), counting the design's model calls and time until
     its memory is ready: one read for the turn's text (``ready``) is timed too, so a design that defers work
     to its next read (the stream's write buffer embeds then) pays for it here, not in the checks."""
     before = _spent(models.design)
     started = time.perf_counter()
-    run_direct(design.write_stage(owner, entries), models.design)
+    run_direct(design.remember_stage(owner, entries), models.design)
     if consolidate_at is not None:
         run_direct(design.consolidate_stage(owner, consolidate_at), models.design)
     design.context(owner, ready[0], entries[-1].at, ready[1])
@@ -145,7 +149,7 @@ def _spend(run: Run, design: MemoryDesign, owner: str, entries: list[Entry], con
     run.tokens += tokens
 
 
-def _check(design: MemoryDesign, owner: str, facts: dict[str, Tracked], turn: str, session: str, at: datetime,
+def _check(design: MeasuredDesign, owner: str, facts: dict[str, Tracked], turn: str, session: str, at: datetime,
            budget: int) -> TurnCheck:
     """Each live fact looked for in the context for its probe; this turn's line of the matched table."""
     live = [t for t in facts.values() if t.expired is None]
@@ -165,7 +169,7 @@ def _check(design: MemoryDesign, owner: str, facts: dict[str, Tracked], turn: st
                      missing=missing)
 
 
-def _pose(design: MemoryDesign, owner: str, q: Question, session: str, after: str | None, at: datetime,
+def _pose(design: MeasuredDesign, owner: str, q: Question, session: str, after: str | None, at: datetime,
           budget: int, history: list[str]) -> Posed:
     context = design.context(owner, q.ask, at, budget)
     return Posed(q, session, after, at, context.text, context.tokens, list(history))

@@ -36,21 +36,26 @@ from memstream.models import ChatModel, Embedder
 
 
 @contextmanager
-def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embedder | None = None,
+def open_design(name: str, *, store: str | Path | DesignStore, scope: str = "", embedder: Embedder | None = None,
                 chat: ChatModel | None = None, reconfigure: bool = False, read_only: bool = False,
                 **config: Any) -> Iterator[BoundDesign]:
     """The design ``name`` bound to the store at ``store`` (made if missing, unless ``read_only``), in
     ``scope`` (a tenant or workspace; "" for none), with ``config`` (its settings; the store's if none are
     given). ``chat`` answers the design's model calls in :meth:`~.bound.BoundDesign.write` and
-    :meth:`~.bound.BoundDesign.consolidate`."""
+    :meth:`~.bound.BoundDesign.consolidate`.
+
+    ``store`` may also be a store already open (``read_only`` is then its own), left open at the end: a
+    caller binding many designs in turn (the evaluation harness, a design per haystack) opens the file once
+    rather than paying a connection and a WAL checkpoint per design."""
     scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
     _refuse_unkept(name)  # before its settings are recorded
-    refuse_own_file(name, store)
+    where = store.path if isinstance(store, (DesignStore, PostgresStore)) else store
+    refuse_own_file(name, where)
     kind = DESIGNS.get(name)
     if kind is not None and (theirs := sorted(kind.store_settings & set(config))):
         raise MemstreamError(f"in a design store the {name} design's {', '.join(theirs)} is the store's (its file "
-                             f"is {own_file_path(store, name)}, its scope is scope=); drop {', '.join(theirs)}")
-    held = open_rows(store, read_only=read_only)
+                             f"is {own_file_path(where, name)}, its scope is scope=); drop {', '.join(theirs)}")
+    held: Rows = store if isinstance(store, (DesignStore, PostgresStore)) else open_rows(store, read_only=read_only)
     own: OwnFileDesign | None = None
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
@@ -65,7 +70,19 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
             if own is not None:
                 own.close()
         finally:
-            held.close()
+            if held is not store:
+                held.close()
+
+
+def storable(name: str) -> bool:
+    """Whether :func:`open_design` keeps the design ``name`` as rows: it gives its memory as rows and takes it
+    back, owner by owner (:meth:`~memstream.designs.MemoryDesign.owner_rows`, ``load_owner``, ``drop_owner``).
+    A caller that also runs designs alone (the evaluation harness) asks this rather than naming designs, so a
+    design joins the store the day it implements the rows. (A design that keeps its own file beside the store,
+    :attr:`~memstream.designs.MemoryDesign.keeps_own_file`, is kept too, but not as rows: see kept_designs.)"""
+    kind = DESIGNS.get(name)
+    return kind is not None and all(getattr(kind, m) is not getattr(MemoryDesign, m)
+                                    for m in ("owner_rows", "load_owner", "drop_owner"))
 
 
 def check(path: str | Path) -> list[str]:
@@ -118,4 +135,5 @@ def _scope(scope: str) -> str:
 
 
 __all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
-           "check_store", "import_state", "open_design", "own_file_path", "refuse_non_store", "state_design"]
+           "check_store", "import_state", "open_design", "own_file_path", "refuse_non_store", "state_design",
+           "storable"]

@@ -243,10 +243,15 @@ class RowsDesign:
             self.store.rollback()
 
     def _store(self, owner: str, keys: dict[int, str], me: object, reads: int) -> bool:
-        """Commit what the design now holds of ``owner`` beyond what the store has; whether it was stored."""
+        """Commit what the design now holds of ``owner`` beyond what the store has; whether it was stored.
+        Nothing changed (a consolidation with nothing to do): no transaction, the version stays."""
+        rows = self.design.owner_rows(owner)
+        if self._held[owner].holds(rows) and self._shared is not None and not self._shared_changes()[1]:
+            self._release(me)  # the lock, if this try held it
+            return True
         if self._holder is not me:
             self._lock(me, owner)
-        held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], keys)
+        held = self.store.write_owner(self._key(owner), rows, self._held[owner], keys)
         if held is None or reads != self._shared_reads or not self._store_shared():
             self._release(me)
             return False
@@ -255,14 +260,21 @@ class RowsDesign:
         self._held[owner] = held
         return True
 
+    def _shared_changes(self) -> tuple[dict[str, tuple[Any, str]], dict[str, tuple[int, Any]]]:
+        """The shared documents as the design holds them now (value, JSON), and those changed since read
+        (each with the version read and its new value)."""
+        assert self._shared is not None, "shared documents are read before a change"
+        was = self._shared
+        now = {n: (v, dumps(v)) for n, v in self.design.shared_rows().items()}
+        return now, {n: (was.get(n, (0, ""))[0], v) for n, (v, text) in now.items() if was.get(n, (0, ""))[1] != text}
+
     def _store_shared(self) -> bool:
         """Write the shared documents the design changed (inside the write transaction); False, writing none,
         if another process changed one since this one read it."""
         if self._shared is None:  # another write through this handle failed and dropped them: read them again
             return False
         was = self._shared
-        now = {n: (v, dumps(v)) for n, v in self.design.shared_rows().items()}
-        changed = {n: (was.get(n, (0, ""))[0], v) for n, (v, text) in now.items() if was.get(n, (0, ""))[1] != text}
+        now, changed = self._shared_changes()
         if not changed:
             return True
         versions = self.store.write_shared(self.name, self.scope, changed)

@@ -42,6 +42,13 @@ class Held:
     docs: dict[str, str] = field(default_factory=dict)  # each document's JSON as stored
     logs: dict[str, int] = field(default_factory=dict)
 
+    def holds(self, rows: OwnerRows) -> bool:
+        """Whether ``rows`` hold nothing the store lacks (a consolidation that found nothing to do): then
+        there is nothing to write, and the owner's version need not move."""
+        return (len(rows.records) == self.records
+                and all(len(items) == self.logs.get(name, 0) for name, items in rows.logs.items())
+                and {name: dumps(value) for name, value in rows.docs.items()} == self.docs)
+
 
 def versions_counter(design: str) -> str:
     """The ``design_counters`` row that hands out owner versions of ``design`` (beside its record ids' row)."""

@@ -15,17 +15,41 @@ from typing import Any
 from memstream.cli.outputs import STDOUT
 from memstream.cli.parser import Deprecated, require
 from memstream.errors import MemstreamError
+from memstream.stream import normalise_owner
 
 
 def agent_flag(p: argparse.ArgumentParser, *, required: bool = True,
                help: str = "the agent whose memories are read or written") -> None:
     """``--agent NAME``: the one spelling for whose memories a command reads or writes (a stream's
     owner is an agent); ``--owner`` is its deprecated alias."""
-    p.add_argument("--agent", metavar="NAME", help=help)
-    p.add_argument("--owner", dest="agent", action=Deprecated, new="--agent NAME")
+    p.add_argument("--agent", metavar="NAME", type=agent_name, help=help)
+    p.add_argument("--owner", dest="agent", type=agent_name, action=Deprecated, new="--agent NAME")
     if required:
         require(p, "agent", "--agent NAME")
 
+
+def agent_name(text: str) -> str:
+    """An agent's (an owner's) name as every store keeps it; an empty one, or one with control or invisible
+    characters, is refused here, before anything is opened."""
+    try:
+        return normalise_owner(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def scope_text(text: str) -> str:
+    """A tenant or scope key: plain text (empty for none), no control or invisible characters."""
+    if not text.strip():
+        return ""
+    try:
+        return normalise_owner(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r:.60} holds invisible or control characters; "
+                                         "write the key in plain letters") from None
+
+
+#: The largest id a store holds (SQLite's INTEGER): a larger one names nothing and is refused as a flag.
+MAX_ID = 2**63 - 1
 
 #: The most memories (or facts) ``-k`` may ask for: more than any stream a person reads, and far fewer than
 #: would make a command run on (a huge ``-k`` once did).
@@ -95,6 +119,14 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def record_id(text: str) -> int:
+    """An id of something a store holds (a fact, a memory): a positive integer SQLite can hold."""
+    value = positive_int(text)
+    if value > MAX_ID:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_ID} (the largest id a store holds), got {value}")
     return value
 
 

@@ -2,7 +2,9 @@
 
 The key is a hash of the model name, the messages and the call parameters. In
 ``record`` mode a miss goes to the wrapped model and is stored; in ``replay``
-mode a miss is an error, which proves a run used no live model.
+mode a miss is an error, which proves a run used no live model; in ``read`` mode
+(a command that only reads, on media it cannot write) the cache answers what it
+holds and a miss goes to the model without being stored.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ class CachedChatModel(ChatModel):
     """Wraps a chat model with a persistent call cache; counts cache hits in its usage."""
 
     def __init__(
-        self, inner: ChatModel, path: str | Path, mode: Literal["record", "replay"] = "record"
+        self, inner: ChatModel, path: str | Path, mode: Literal["record", "replay", "read"] = "record"
     ) -> None:
         super().__init__()
         self.inner = inner
@@ -98,8 +100,12 @@ class CachedChatModel(ChatModel):
         self.mode = mode
         self._lock = threading.Lock()
         self._owner = threading.local()  # whom this thread's calls are made for (see for_owner)
-        self._db = sqlite.connect(path, kind=CALL_CACHE)
-        sqlite.create_tables(self._db, _SCHEMA, {})
+        reads_only = mode == "read"
+        if reads_only and not Path(path).is_file():
+            path = ":memory:"  # nothing recorded yet: a cache of this command's own calls, kept nowhere
+        self._db = sqlite.connect(path, kind=CALL_CACHE, read_only=reads_only and str(path) != ":memory:")
+        if not self._db.read_only:
+            sqlite.create_tables(self._db, _SCHEMA, {})
 
     @property
     def failing(self) -> str | None:
@@ -122,7 +128,7 @@ class CachedChatModel(ChatModel):
         commit (one commit a call was a sixth of a 10,000-agent run's own work)."""
         rows = [(key, self.name, purpose, c.text, c.prompt_tokens, c.completion_tokens, c.latency_s)
                 for key, purpose, c in answered]
-        if not rows:
+        if not rows or self._db.read_only:
             return
         with self._lock, sqlite.transaction(self._db):
             self._db.executemany("INSERT OR REPLACE INTO calls VALUES (?,?,?,?,?,?,?)", rows)
@@ -194,7 +200,7 @@ class CachedChatModel(ChatModel):
 
     def _tag(self, keys: Sequence[str]) -> None:
         tag = getattr(self._owner, "tag", None)
-        if tag is None or not keys:
+        if tag is None or not keys or self._db.read_only:
             return
         with self._lock, sqlite.transaction(self._db):
             self._db.executemany("INSERT OR IGNORE INTO call_owners VALUES (?,?)", [(tag, k) for k in set(keys)])

@@ -35,6 +35,7 @@ from memstream.models.base import (
     Failure,
     Message,
     Outcome,
+    PurposeUsage,
     SamplingParams,
 )
 from memstream.models.bounds import answer_tokens, bounded_schema
@@ -109,6 +110,12 @@ def _refuses_format(error: Exception) -> bool:
     text = str(error).lower()
     return (isinstance(error, openai.APIStatusError) and error.status_code in (400, 422, 500, 501)
             and ("response_format" in text or "json_schema" in text or "json_object" in text))
+
+
+def _server_error(error: Exception) -> bool:
+    import openai
+
+    return isinstance(error, openai.APIStatusError) and error.status_code >= 500
 
 
 def _refuses_tools(error: Exception) -> bool:
@@ -333,8 +340,12 @@ class OpenAIChat(ChatModel):
         if self.structured_probe is not None or not any(p in ANSWER_SCHEMAS for p, _ in calls):
             return
         client = _client(*self._settings)
+        # The probe is no stage's call (its answers are not counted as calls), but every request it sends is
+        # sent: counted in ``requests_sent`` under its own purpose, so a run's traffic adds up.
+        sent = self.usage.by_purpose.setdefault(PROBE_PURPOSE, PurposeUsage())
 
         def ask(mode: str) -> tuple[str, float]:
+            sent.requests += 1
             request: JsonObject = {"model": self.model, "messages": PROBE_MESSAGES, "temperature": 0,
                                    "max_tokens": PROBE_MAX_TOKENS,
                                    "extra_headers": {"X-Memstream-Purpose": PROBE_PURPOSE}}
@@ -343,6 +354,7 @@ class OpenAIChat(ChatModel):
                 request["response_format"] = form
             start = time.perf_counter()
             completion = completion_of(client.chat.completions.create(**request), start)
+            sent.received += 1
             return completion.text, completion.latency_s
 
         self.structured_probe = probe(ask, _refuses_format)
@@ -415,12 +427,17 @@ class OpenAIChat(ChatModel):
                             response = await client.chat.completions.create(**request)
                         completion = completion_of(response, start)
                     except Exception as error:  # every failure becomes a counted outcome
+                        # A 4xx refusal of the form (or of the tools) says nothing of the endpoint: asked again at once
+                        # in the next form. A server error naming the form may be the form or the server: the next
+                        # form is tried as a retry of the failure, so the call costs no more than its attempts.
                         if "tools" in request and _refuses_tools(error):
                             self._tools_refused(error)  # asked again with the tools in the prompt only
-                            continue
-                        if _refuses_format(error) and mode != "plain":
-                            self._refused(mode, error)  # not the endpoint failing: asked again in the next form
-                            continue
+                            if not _server_error(error):
+                                continue
+                        elif _refuses_format(error) and mode != "plain":
+                            self._refused(mode, error)
+                            if not _server_error(error):
+                                continue
                         delay = None if isinstance(error, MemstreamError) else wait_before_retry(
                             error, failures, self.attempts, self.backoff_s)
                         if _abandoned(error):  # the server is still generating the answer given up on

@@ -28,7 +28,10 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("its creation time is unreadable",
      "typeof(created_at) != 'text' OR julianday(created_at) IS NULL OR created_at NOT GLOB "
      "'[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][T ][0-2][0-9]:[0-5][0-9]*' OR created_at GLOB '0000*' "
-     "OR NOT (created_at GLOB '*[+-][0-9][0-9]:[0-9][0-9]' OR created_at GLOB '*Z')"),
+     "OR NOT (created_at GLOB '*[+-][0-9][0-9]:[0-9][0-9]' OR created_at GLOB '*Z') "
+     # SQLite reads a 30 February as 2 March: a date it writes back otherwise is no date
+     "OR date(julianday(substr(created_at, 1, 10))) IS NOT substr(created_at, 1, 10) "
+     "OR strftime('%H:%M', '2000-01-01 ' || substr(created_at, 12, 5)) IS NOT substr(created_at, 12, 5)"),
     ("its creation time is out of range", "typeof(created_s) NOT IN ('real', 'integer') "
                                           f"OR created_s NOT BETWEEN {MIN_EPOCH_S} AND {MAX_EPOCH_S}"),
     ("its importance is not a whole number from 1 to 10", "typeof(importance) != 'integer' "

@@ -136,3 +136,35 @@ def test_the_readmes_changed_mind_example_through_the_cli(capsys, tmp_path: Path
                "--at", "2026-05-02T09:00:00+00:00")[0] == 0
     code, out, _ = run(capsys, "facts", "as-of", db, "--agent", "ann", "2026-05-03T00:00:00+00:00", "--json")
     assert code == 0 and [f["text"] for f in json.loads(out)] == ["my deadline moved to Friday the 15th"]
+
+
+HIDDEN = st.text(alphabet=st.characters(categories=["Cc", "Cf"]), min_size=1, max_size=3)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.one_of(st.just(""), st.just("   "), st.builds(lambda a, h, b: a + h + b, st.text(max_size=3), HIDDEN,
+                                                                st.text(max_size=3))),
+       where=st.sampled_from(["--agent", "--tenant"]))
+def test_an_empty_or_hidden_agent_or_tenant_is_one_line_and_writes_nothing(capsys, tmp_path: Path, name: str,
+                                                                           where: str) -> None:
+    if where == "--tenant" and not name.strip():
+        return  # an empty tenant is "none", allowed
+    db = tmp_path / "f.db"
+    flags = {"--agent": "ann", "--tenant": "", where: name}
+    code, out, err = run(capsys, "facts", "add", str(db), "--text", "I like tea", "--as-is", "--at", AT,
+                         *(x for flag, value in flags.items() for x in (flag, value)))
+    assert code == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("fact", [str(2**63), str(2**64 + 5)])
+def test_a_fact_id_beyond_what_sqlite_holds_is_one_line(capsys, tmp_path: Path, fact: str) -> None:
+    code, _, err = run(capsys, "facts", "history", str(tmp_path / "f.db"), "--agent", "ann", "--fact", fact)
+    assert code == 2 and err.count("\n") == 1 and "largest id" in err, err
+
+
+def test_expires_before_at_is_refused_and_writes_nothing(capsys, tmp_path: Path) -> None:
+    db = tmp_path / "f.db"
+    code, _, err = run(capsys, "facts", "add", str(db), "--agent", "ann", "--as-is", "--text", "x is y", "--at",
+                       "2026-01-02T00:00:00+00:00", "--expires", "2026-01-01T00:00:00+00:00")
+    assert code == 2 and err.count("\n") == 1 and "--expires" in err and not db.exists(), err

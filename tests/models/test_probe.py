@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import memstream.sim  # noqa: F401 - registers every stage's prompts, schemas and bounds
-from memstream.errors import MemstreamError
+from memstream.errors import CallsFailedError, MemstreamError
 from memstream.models import Completion, Usage
 from memstream.models.openai_backend import OpenAIChat, completion_of, prefix_cached
 from memstream.models.probe import (
@@ -130,7 +130,9 @@ def test_the_backend_probes_once_before_its_first_schema_request_and_reports_it(
     report = model.structured_probe.as_dict()
     assert report["trials"]["json_schema"]["accepted"] is False and report["chosen"] in ("json_object", "plain")
     assert model.structured_mode == report["chosen"]
-    assert PROBE_PURPOSE not in model.usage.by_purpose  # the probe is not a stage's call
+    probed = model.usage.by_purpose[PROBE_PURPOSE]  # the probe is no stage's call, but its requests were sent
+    assert (probed.calls, probed.requests) == (0, 6) and model.usage.calls == 3
+    assert model.usage.totals()["requests_sent"] == len(server.requests) == 9
 
 
 def test_a_forced_form_sends_no_probe(monkeypatch) -> None:
@@ -217,3 +219,19 @@ def test_a_command_whose_answers_were_all_usable_says_nothing_of_them() -> None:
     assert answers_note(usage) is None
     usage.count("importance", "partial")
     assert answers_note(usage) == "the model's answers salvaged in part: importance 1"
+
+
+@pytest.mark.parametrize("status,sent", [(500, 3), (400, 3)])
+def test_an_error_naming_the_schema_costs_a_call_no_more_than_its_attempts(monkeypatch, status: int,
+                                                                           sent: int) -> None:
+    """A 4xx refusal steps down at once (json_schema, json_object, then plain, which fails on its own); a server
+    error that names the schema steps down as a retry of the failure: three attempts, three requests (it was 5)."""
+    monkeypatch.setenv("MEMSTREAM_STRUCTURED", "json_schema")
+    monkeypatch.setenv("MEMSTREAM_ATTEMPTS", "3")
+    error = "failed to compile the json_schema grammar"
+    script = [(status, error)] * 2 + ([(status, error)] * 3 if status >= 500 else [(status, "bad request")])
+    with ScriptedServer(script * 2) as server:
+        model = OpenAIChat("m", base_url=server.url, api_key="k", backoff_s=0.0)
+        with pytest.raises(CallsFailedError):
+            model.complete_many([("reflection.questions", [{"role": "user", "content": "ask"}])])
+    assert len(server.requests) == sent and model.usage.totals()["requests_sent"] == sent

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.errors import MemstreamError
-from memstream.sim import RunConfig, RunDir, Whisper, start_run
+from memstream.sim import RunConfig, RunDir, Whisper, resume_run, start_run
 from memstream.sim.run.dirlock import locked
 from memstream.sim.run.layout import LOCK
 from memstream.sim.run.rundir import check_new
@@ -232,14 +232,31 @@ def test_a_running_run_hears_a_whisper_at_its_time_as_if_it_had_it_from_the_star
     assert contents(out) == contents(told)
 
 
-def test_a_whisper_before_where_a_stopped_run_stands_is_refused(made: Path, tmp_path: Path) -> None:
+def test_a_whisper_at_or_before_what_a_stopped_run_simulated_is_refused(made: Path, tmp_path: Path) -> None:
     out = copy(made, tmp_path)
     run = RunDir.open(out)
-    stands = run.stands_at()
-    with pytest.raises(MemstreamError, match="stands at"):
-        run.mailbox.add(run.agents[0], "too late", stands - timedelta(seconds=1))
+    stands, step = run.stands_at(), timedelta(seconds=run.config.step_seconds)
+    for late in (stands - timedelta(seconds=1), stands, stands + step - timedelta(seconds=1)):
+        with pytest.raises(MemstreamError, match="has simulated up to"):
+            run.mailbox.add(run.agents[0], "too late", late)
     whisper, running = run.mailbox.add(run.agents[0], "just in time")
-    assert whisper.at == stands and running is None
+    assert whisper.at == stands + step and running is None
+
+
+@pytest.mark.slow
+def test_a_whisper_to_a_stopped_run_at_its_default_time_is_heard_as_if_it_had_it_from_the_start(
+        made: Path, tmp_path: Path) -> None:
+    """The default is the first step the run has not taken: a resumed run hears it there, as a run given it
+    from the start does (it was heard one step late when the default was the checkpoint's own time)."""
+    out = copy(made, tmp_path)
+    run = RunDir.open(out)
+    whisper, _ = run.mailbox.add("Isabella Rodriguez", "I am planning a party")
+    resume_run(out, hours=1, progress=False)
+    told = tmp_path / "told"
+    start_run(config(hours=1), told, progress=False, whispers=[whisper])
+    heard = [e for e in RunDir.open(out).records.events() if e["action"].startswith("hears a whisper")]
+    assert [e["time"] for e in heard] == [whisper.at.isoformat()]
+    assert contents(out) == contents(told)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -250,7 +267,7 @@ def test_generated_whisper_times_are_kept_or_refused_and_nothing_else(made: Path
     run = RunDir.open(out)
     at = run.stands_at() + timedelta(seconds=offset_s)
     before = files(out)
-    if offset_s < 0:
+    if offset_s < run.config.step_seconds:  # the step at where it stands is simulated: its past
         with pytest.raises(MemstreamError):
             run.mailbox.add(run.agents[0], "hello", at)
         assert files(out) == before
@@ -324,3 +341,20 @@ def test_a_checkpoint_with_a_damaged_agent_is_refused_in_one_line(made: Path, tm
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "is damaged (Body state has no location)" in err[0]
     assert (out / "config.json").read_bytes() == config_before
+
+
+def test_a_whisper_after_a_live_runs_end_is_not_said_to_be_heard(made: Path, tmp_path: Path, monkeypatch) -> None:
+    """A running run hears whispers up to its end; one after that is carried, and the answer says so."""
+    import memstream.sim.run.mailbox as mailbox
+
+    out = copy(made, tmp_path)
+    run = RunDir.open(out)
+    reached = run.config.start + timedelta(minutes=10)
+
+    class Live:  # the lock's holder as a running run notes it: its pid and the step it has reached
+        pid, note = 4242, repr(reached.timestamp())
+
+    monkeypatch.setattr(mailbox, "live_holder", lambda path: Live())
+    _, during = run.mailbox.add(run.agents[0], "in time", run.config.end)
+    _, after = run.mailbox.add(run.agents[0], "too late for this run", run.config.end + timedelta(minutes=1))
+    assert (during, after) == (4242, None)

@@ -106,6 +106,8 @@ NAN_VECTOR = struct.pack("<64f", *([float("nan")] + [0.1] * 63))
 CLASSES = {
     "an unreadable date": ("created_at", "the 13th of Feb"),
     "a date with no zone": ("created_at", "2023-02-13T09:00:00"),
+    "an impossible date": ("created_at", "2023-02-30T09:00:00+00:00"),
+    "an impossible hour": ("created_at", "2023-02-13T29:00:00+00:00"),
     "a time out of range": ("created_s", 1e300),
     "a NaN vector": ("embedding", NAN_VECTOR),
     "a vector of the wrong size": ("embedding", b"\x00" * 12),

@@ -15,7 +15,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstream.cli.flags import agent_flag, cutoff_flag, json_flag, model_flags, parse_time_arg, positive_int
+from memstream.cli.flags import (
+    agent_flag,
+    cutoff_flag,
+    json_flag,
+    model_flags,
+    parse_time_arg,
+    record_id,
+    scope_text,
+)
 from memstream.cli.outputs import check_json_output, write_json
 from memstream.cli.parser import warn
 from memstream.cli.text import short
@@ -34,7 +42,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
         q.add_argument("file", help="the facts file (SQLite)")
         if owner:
             agent_flag(q, help="whose facts")
-            q.add_argument("--tenant", default="", help="the tenant key the owner is scoped by (default none)")
+            q.add_argument("--tenant", default="", type=scope_text,
+                           help="the tenant key the owner is scoped by (default none)")
         return q
 
     q = command("add", "remember what a message says: extract its facts, and add, update or extend (the write path)")
@@ -47,26 +56,26 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     json_flag(q, "the facts written")
 
     q = command("update", "write a new version of a fact (the old one is kept, no longer current)")
-    q.add_argument("--fact", type=positive_int, required=True, metavar="ID", help="the fact's id")
+    q.add_argument("--fact", type=record_id, required=True, metavar="ID", help="the fact's id")
     q.add_argument("--text", required=True, help="the new version")
     q.add_argument("--at", help="ISO time with zone (default: now, UTC)")
     q.add_argument("--embedder", help="default: the file's own")
 
     q = command("forget", "soft-delete facts (hidden from every read, reversible with --restore)")
-    q.add_argument("--fact", dest="facts", type=positive_int, action="append", default=[], metavar="ID",
+    q.add_argument("--fact", dest="facts", type=record_id, action="append", default=[], metavar="ID",
                    help="a fact's id (repeat for more)")
     q.add_argument("--restore", action="store_true", help="bring soft-deleted facts back")
     q.add_argument("--expired", action="store_true", help="run the expiry sweeper instead")
     q.add_argument("--at", help="ISO time with zone (default: now, UTC)")
 
     q = command("delete", "hard-delete a source (a message) or facts and everything derived from them, for good")
-    q.add_argument("--fact", dest="facts", type=positive_int, action="append", default=[], metavar="ID",
+    q.add_argument("--fact", dest="facts", type=record_id, action="append", default=[], metavar="ID",
                    help="a fact's id, with its earlier versions (repeat for more)")
     q.add_argument("--source", metavar="KEY", help="a source key: every fact derived from it goes")
     q.add_argument("--at", help="ISO time with zone for the audit record (default: now, UTC)")
 
     q = command("history", "every version of a fact, or the facts ever true for a query")
-    q.add_argument("--fact", type=positive_int, metavar="ID", help="a fact's id: every version of it")
+    q.add_argument("--fact", type=record_id, metavar="ID", help="a fact's id: every version of it")
     q.add_argument("--query", help="instead of a fact: what to look for, earlier versions included")
     q.add_argument("--at", help="ISO time with zone (default: now, UTC)")
     cutoff_flag(q, help="facts to show")
@@ -127,6 +136,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     if not args.as_is and (args.expires or args.kind != "fact"):
         raise MemstreamError("--kind and --expires go with --as-is (extraction decides them otherwise)")
     expires = parse_time_arg(args.expires, "--expires")
+    if expires is not None and expires <= at:
+        raise MemstreamError(f"--expires {expires.isoformat()} is not after --at {at.isoformat()}: a fact stops "
+                             "being true after it starts; give a later --expires")
     fact = NewFact(args.text, args.kind, expires_at=expires) if args.as_is else None
     turn = entry(text=args.text, at=at, source=args.agent)
     chat = None if args.as_is else make_chat_model(args.llm, timeout=args.timeout, concurrency=args.concurrency)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstream.cli.flags import agent_flag, cutoff_flag, endpoint_flags, json_flag
 from memstream.cli.outputs import STDOUT, check_json_output, write_json
 from memstream.cli.weights import WeightSpec, parse_weights, weight_flags
 from memstream.errors import MemstreamError
+from memstream.sqlite import read_only_media
 
 if TYPE_CHECKING:
     from memstream.sim import Answer
@@ -50,8 +52,10 @@ def cmd_interview(args: argparse.Namespace) -> int:
     battery = load_battery(None if args.questions == "bundled" else args.questions) if args.questions else None
     json_out = check_json_output(args.json, [run.path] + ([args.questions] if battery else []))
     show = _print_answer if json_out != STDOUT else lambda a: None  # JSON on stdout is all that is printed
+    # An interview that leaves the agent as it was only reads: on read-only media its answers are not kept.
+    reads_only = not args.remember and read_only_media(Path(run.files.calls))
     chat = run.call_cache(make_chat_model(config.llm, timeout=args.timeout or config.timeout,
-                                          concurrency=args.concurrency or config.concurrency))
+                                          concurrency=args.concurrency or config.concurrency), read_only=reads_only)
     answers: list[Answer] = []
     with run:
         stream = run.stream

@@ -49,7 +49,7 @@ class Mailbox:
 
     def add(self, agent: str, text: str, at: datetime | None = None) -> tuple[Whisper, int | None]:
         """Append a whisper for ``agent`` at ``at`` (default: the first time the run has not passed), and
-        the pid of the run that will hear it while running (None if none runs).
+        the pid of the run that will hear it while running (None if none runs, or the running one ends first).
 
         The time is checked against where the run stands at that moment: its latest checkpoint, or,
         while a run writes, the step it has reached (noted under the same lock).
@@ -66,19 +66,27 @@ class Mailbox:
                     raise MemstreamError(f"the run {self.files.root} is running (pid {holder.pid}) and has reached "
                                          f"{reached.isoformat()}; whisper at a later time (its past is fixed)")
             else:
-                now = self._stands_at()
-                at = at or now
-                if at < now:
-                    raise MemstreamError(f"the run {self.files.root} stands at {now.isoformat()}; whisper at that "
-                                         "time or later (its past is fixed; fork it from an earlier checkpoint to "
-                                         "change that)")
+                first = self._first_open()
+                at = at or first
+                if at < first:
+                    raise MemstreamError(f"the run {self.files.root} has simulated up to "
+                                         f"{self._stands_at().isoformat()}; whisper at {first.isoformat()} or later "
+                                         "(its past is fixed; fork it from an earlier checkpoint to change that)")
             whispers = self.whispers()
             try:
                 whisper = Whisper(id=max((w.id for w in whispers), default=0) + 1, agent=agent, text=text, at=at)
             except ValidationError as e:
                 raise MemstreamError(f"bad whisper: {problem(e)}") from None
             self.write([*whispers, whisper])
-        return whisper, holder.pid if holder else None
+        hears = holder is not None and at <= self.config.end  # a live run that ends before then does not hear it
+        return whisper, holder.pid if holder and hears else None
+
+    def _first_open(self) -> datetime:
+        """The first time a stopped run has not simulated: the step after its latest checkpoint (a run's
+        steps start one step after its start, so at a run's start, the start itself). A whisper at that time
+        is heard at the first step the run takes when it goes on, as in a run that had it from the start."""
+        stands = self._stands_at()
+        return stands if stands <= self.config.start else stands + timedelta(seconds=self.config.step_seconds)
 
     def new(self, reached: datetime) -> list[Whisper]:
         """The whispers added since the last call (all of them at the first), for a running run about to

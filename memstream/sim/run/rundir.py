@@ -190,9 +190,10 @@ class RunDir:
         require_writer(self._lock is not None, self.path)
         return MemoryStream(self.files.stream, embedder, weights=weights)
 
-    def call_cache(self, model: ChatModel) -> CachedChatModel:
-        """``model`` with the run's call cache: an answer given once is never paid for again."""
-        return CachedChatModel(model, self.files.calls)
+    def call_cache(self, model: ChatModel, *, read_only: bool = False) -> CachedChatModel:
+        """``model`` with the run's call cache: an answer given once is never paid for again. ``read_only``
+        (a command that only reads, on media it cannot write): the cache answers what it holds, stores nothing."""
+        return CachedChatModel(model, self.files.calls, mode="read" if read_only else "record")
 
 
 def _copy_stream_of(source: RunDir, fork: RunDir) -> None:

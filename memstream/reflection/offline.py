@@ -46,7 +46,8 @@ def answer_questions(messages: list[Message]) -> str:
 def answer_insights(messages: list[Message]) -> str:
     """Only what the numbered statements support, each insight citing exactly the statements it rests on:
 
-    - an event two or more of them (each from one line or sentence of its statement, :func:`_one_said`) (conversations and memos of them: what the owner heard, not its
+    - an event two or more of them (each from one line or sentence of its statement, :func:`_one_said`)
+      (conversations and memos of them: what the owner heard, not its
       own plans or insights) announce with a time, a place and a fixed day (a date or a
       weekday: the statements carry no date, so "tomorrow" cannot be carried over), said once for
       all of them: "Ann has heard of the party at Hobbs Cafe at 17:00 on 14 February 2 times" (an

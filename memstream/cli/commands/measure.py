@@ -86,7 +86,8 @@ def cmd_measure(args: argparse.Namespace) -> int:
                 networks.append(known)
                 lines.append(_network_line(known))
                 if args.by_hour:
-                    lines += [f"  {h['time']}: {h['pairs']} pairs, density {h['density']:.3f}" for h in known["by_hour"]]
+                    lines += [f"  {h['time']}: {h['pairs']} pairs, density {h['density']:.3f}"
+                              for h in known["by_hour"]]
             elif args.measure == "attendance":
                 start, end = parse_time(args.from_, "--from"), parse_time(args.to, "--to")  # required flags
                 came = measures.attendance(run, args.place, start, end, args.invited_fact)

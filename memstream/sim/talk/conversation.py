@@ -45,6 +45,9 @@ CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
 ABOUT_K = 50                 # memories retrieved about the other for the relationship (the reference's 50)
 TURN_K = 15                  # memories a speaker retrieves for each line (the reference's 15)
+#: The conversation rules a run follows (its config's ``talk_rules``): 1, as recorded before #40 (anyone here
+#: approached alike, no day's attention, a line retrieves on the other and the last line); 2, the rules below.
+TALK_RULES = 2
 #: Others an agent has attention for in a day (since it woke): past this many, it starts no conversation and
 #: is not approached. People talk with a handful of others a day, not with everyone they pass; so whom one
 #: has talked with grows day by day, in degrees.
@@ -66,7 +69,8 @@ class Conversations:
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
                  occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial,
-                 checker: Checker | None = None) -> None:
+                 checker: Checker | None = None, rules: int = TALK_RULES) -> None:
+        self.rules = rules  # TALK_RULES: a run recorded under older rules replays as it was
         self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.seed = seed  # whom an agent approaches among those here is drawn from it (approached)
         self.spatial = spatial  # the places a side names become known to the other
@@ -99,14 +103,16 @@ class Conversations:
         """Offer a conversation to one of the willing agents here (drawn by the run's seed), if the model says
         ``a`` would."""
         t = now.timestamp()
-        if attention_spent(a, now):
+        attentive = self.rules >= 2
+        if attentive and attention_spent(a, now):
             return
         here = [n for n in self.occupants(a.body.location) if n != a.name and n not in self.by_agent
                 and a.social.cooldown.get(n, 0.0) <= t and self.agents[n].mind.activity != SLEEPING
-                and not attention_spent(self.agents[n], now)]
+                and not (attentive and attention_spent(self.agents[n], now))]
         if not here:
             return
-        other = self.agents[self.approached(a.name, sorted(here), t, self._weights(a, sorted(here), now))]
+        weights = self._weights(a, sorted(here), now) if attentive and len(here) > 1 else None
+        other = self.agents[self.approached(a.name, sorted(here), t, weights)]
         a.social.next_chat_s = t + OFFER_COOLDOWN_S
         messages = offer_messages(self.stream, a, other, now, self._recalled(a.name, [other.name], now, TURN_K))
         talk = yield Request(prompts.START_PURPOSE, messages, parse_talk)
@@ -148,7 +154,8 @@ class Conversations:
         other = conv.other(a.name)
         # what it has to tell the other is recalled on its own words: on the other's name alone, an agent's own
         # freshest news ranks below everything older that names the other
-        queries = [other] + ([conv.turns[-1][1]] if conv.turns else []) + untold(self.stream, a, other, now)
+        queries = [other] + ([conv.turns[-1][1]] if conv.turns else []) + (
+            untold(self.stream, a, other, now) if self.rules >= 2 else [])
         messages = prompts.turn_messages(a.identity.describe(), a.name, other, f"{now:%H:%M}", conv.place,
                                          conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
                                                                                             TURN_K),

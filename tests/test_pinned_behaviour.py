@@ -20,11 +20,11 @@ from tests.helpers import DATA, contents
 
 RUNS = {
     "six-agents": (["run", "--agents", "6", "--hours", "6", "--embedder", "hash", "--seed", "3"],
-                   "cfed58db71b2effaa62a1574c135366b56c5a4e3639146f9f3f4f4503dba7279",
-                   "7c2e93dfe1a3097d9869918e73bf799df509f5e2137118e8de519bfaca47fac8"),
+                   "343110ee3a95617d71934353aef789300224180c7a01395b55e1f80381b98155",
+                   "24fd63010274e70538f75a69b81ecd52fd6bc0173055e0eb8308412e5a379dc7"),
     "valentine": (["run", "--scenario", "valentine", "--hours", "10", "--embedder", "hash"],
-                  "f7fa8bd547810a5bee0593b963608c50d3bc668cf1a0457e0eb368329f05f867",
-                  "e440cd4d6a42b0c70353d674d5d46c7c53cb65ef9b7ad14a118189d19d293852"),
+                  "e05438cb3ddee5de175a0a3a825b6edf0b7af71dc9979aedac8203d82d1a40b8",
+                  "e93255048196432d194427bae8740ed2a4df23832143036052c7f278b0aceb3f"),
 }
 
 EVALS = {

@@ -46,7 +46,8 @@ def answer_questions(messages: list[Message]) -> str:
 def answer_insights(messages: list[Message]) -> str:
     """Only what the numbered statements support, each insight citing exactly the statements it rests on:
 
-    - an event two or more of them (conversations and memos of them: what the owner heard, not its
+    - an event two or more of them (each from one line or sentence of its statement, :func:`_one_said`)
+      (conversations and memos of them: what the owner heard, not its
       own plans or insights) announce with a time, a place and a fixed day (a date or a
       weekday: the statements carry no date, so "tomorrow" cannot be carried over), said once for
       all of them: "Ann has heard of the party at Hobbs Cafe at 17:00 on 14 February 2 times" (an
@@ -75,13 +76,23 @@ def _events(owner: str, statements: dict[int, str]) -> list[dict]:
     found: dict[tuple, list[int]] = {}
     said: dict[tuple, Commitment] = {}
     for n, text in sorted(statements.items()):
-        c = commitment(text, places) if _TALK.match(text) else None  # heard, not the owner's own notes
+        c = _one_said(text, places) if _TALK.match(text) else None  # heard, not the owner's own notes
         if c and (c.month_day or c.weekday is not None):
             key = (c.time, c.place.lower(), c.when)
             found.setdefault(key, []).append(n)
             said.setdefault(key, c)
     return [{"insight": f"{owner} has heard of {_called(said[k])} at {said[k].place} {said[k].hours} {said[k].when} "
                         f"{len(cited)} times", "because": cited[:5]} for k, cited in found.items() if len(cited) >= 2]
+
+
+#: Where one thing said ends in a statement: a speaker's tag ("Ben Lee: ") or a sentence's end before a capital.
+_SAID_BREAK = re.compile(r"(?:^|\s)[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*: |(?<=[.!?])\s+(?=[A-Z])")
+
+
+def _one_said(text: str, places: list[str]) -> Commitment | None:
+    """The first event one line or sentence of ``text`` announces with a time and a place: never a place
+    from one line and a time or a day from another (a dialogue's lines are several statements)."""
+    return next((c for part in _SAID_BREAK.split(text) if part.strip() and (c := commitment(part, places))), None)
 
 
 def _called(c: Commitment) -> str:

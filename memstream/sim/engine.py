@@ -50,7 +50,7 @@ from memstream.sim.agents.poignancy import PoignancyTally
 from memstream.sim.agents.spatial import Spatial
 from memstream.sim.agents.whisper import Whisper
 from memstream.sim.events import EventLog
-from memstream.sim.talk.conversation import Conversations
+from memstream.sim.talk.conversation import TALK_RULES, Conversations
 from memstream.sim.town.scene import Scene
 from memstream.sim.town.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
@@ -93,7 +93,8 @@ class Simulation:
 
     def __init__(self, town: Town, residents: list[Resident], stream: MemoryStream, chat: ChatModel,
                  events: EventLog, *, start: datetime, step_s: int = 10, ablate: frozenset[str] = frozenset(),
-                 whispers: Sequence[Whisper] = (), seed: int = 0, checker: Checker | None = None) -> None:
+                 whispers: Sequence[Whisper] = (), seed: int = 0, checker: Checker | None = None,
+                 talk_rules: int = TALK_RULES) -> None:
         self.town, self.stream, self.chat, self.events = town, stream, chat, events
         self.checker = checker or Checker.off()  # the write gate and critic in front of every stream
         self.step_s = step_s
@@ -113,7 +114,7 @@ class Simulation:
                                      town.vision_radius, self.checker, self.poignancy)
         self.spatial = Spatial(town, self.agents, self.movement.map, self.perception.nearby, stream, self.ablate)
         self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
-                                  self.spatial, self.checker)
+                                  self.spatial, self.checker, talk_rules)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
                              self.spatial, self.checker, self.poignancy)
         self.env = simpy.Environment(initial_time=to_epoch(start))

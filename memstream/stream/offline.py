@@ -10,7 +10,12 @@ is imported. A rating is built from, in turn:
 2. **Whether it is an event with a time and a place** (:func:`memstream.offline_events.commitment`):
    something one can go to is at least notable (6, the prompt's "an invitation") and one above
    the tier its words give, so an announced party outranks talk of one.
-3. **Who it concerns**: a statement about people (a name, a pronoun or a relation: "my
+3. **The weight of news** (:func:`weight_cues`): one more for each kind of generic cue it holds,
+   at most ``MAX_CUES``: who is affected (many people: "everyone", "the whole street", "all the
+   neighbours"), a change to a shared place (closing, opening, moving, shutting), money, health,
+   a promise, a date (a weekday, a month, "next week"). So a rumour that a local shop is closing
+   outweighs a sighting of someone reading, and talk of the weather does not.
+4. **Who it concerns**: a statement about people (a name, a pronoun or a relation: "my
    daughter"; a capitalised place name counts too, the rules cannot tell them apart) keeps its
    rating; one about things only (a stove, a bed) is held to the routine tier unless its words are
    an emergency (8+: a fire).
@@ -39,7 +44,9 @@ _IMPORTANCE_TIERS: list[tuple[int, tuple[str, ...]]] = [
          "elected", "quit", "moved to", "moving to", "lost my", "stolen", "robbed", "injur*")),
     (7, ("party", "parties", "invit*", "date with", "in love", "crush", "argument", "fight", "apolog*",
          "secret", "surprise", "award", "won", "exam*", "interview*", "deadline", "news")),
-    (5, ("friend*", "meet*", "met", "talk*", "conversation*", "plan*", "project*", "class*", "lecture*",
+    (5, ("rumour*", "rumor*", "gossip", "denied", "denies", "turns out", "not true", "untrue", "after all",
+         "no longer", "called off", "cancel*", "friend*", "meet*", "met", "talk*", "conversation*", "plan*",
+         "project*", "class*", "lecture*",
          "research*", "paint*", "music", "book*", "trip*", "travel*", "birthday", "worried", "excited",
          "happy", "sad", "angry", "help*")),
     (3, ("work*", "study*", "studies", "shop*", "cook*", "coffee", "lunch", "dinner", "cafe", "walk*",
@@ -74,6 +81,36 @@ _PERSON = re.compile(r"\b(?:I|me|my|he|she|him|her|his|they|them|their|we|"
                      r"family|neighbou?r|partner|boyfriend|girlfriend|child|children|baby|everyone)\b")
 
 
+#: The kinds of cue that make news weigh more, each a list of whole words, ``*`` stems or phrases (as the tiers).
+WEIGHT_CUES: dict[str, tuple[str, ...]] = {
+    "many affected": ("everyone", "everybody", "whole street", "whole town", "whole village", "all the neighbours",
+                      "all the neighbors", "the neighbours", "the neighbors", "residents", "customers", "community",
+                      "the public", "regulars"),
+    "shared place changes": ("closing", "closes", "closed down", "close down", "shut*", "opening", "reopen*",
+                             "moving", "relocat*", "renovat*", "demolish*", "for sale", "sold", "bankrupt*"),
+    "money": ("money", "rent", "price*", "cost*", "pay", "pays", "paid", "debt*", "tax", "taxes", "fee*", "dollar*",
+              "pound*", "euro*", "wage*", "salary", "expensive", "cheap*", "loan*"),
+    "health": ("sick", "ill", "illness", "flu", "fever", "doctor*", "clinic", "surgery", "medicine", "disease*",
+               "virus", "outbreak", "health*", "injured"),
+    "a promise": ("promis*", "swore", "vow*", "pledg*", "guarantee*"),
+    "a date": ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+               "march", "april", "june", "july", "august", "september", "october", "november", "december",
+               "tomorrow", "next week", "next month", "weekend"),
+}
+#: Cue kinds counted at most: a statement full of cues is news, not an emergency.
+MAX_CUES = 2
+_CUES = {kind: _Tier(0, frozenset(c for c in cues if " " not in c and not c.endswith("*")),
+                     tuple(c[:-1] for c in cues if c.endswith("*")), tuple(c for c in cues if " " in c))
+         for kind, cues in WEIGHT_CUES.items()}
+
+
+def weight_cues(text: str) -> list[str]:
+    """The kinds of :data:`WEIGHT_CUES` ``text`` holds (whole words, as the tiers), in their order."""
+    words = _WORDS.findall(text.lower())
+    joined = f" {' '.join(words)} "
+    return [kind for kind, cues in _CUES.items() if cues.holds(words, joined)]
+
+
 def lexicon_tier(text: str) -> int | None:
     """The highest tier whose words ``text`` holds (whole words), or None."""
     words = _WORDS.findall(text.lower())
@@ -82,11 +119,16 @@ def lexicon_tier(text: str) -> int | None:
 
 
 def rate_poignancy(text: str) -> int:
-    """The offline importance rule (see the module's doc): the words' tier, raised for an event with a
-    time and a place, held to the routine tier for a statement about things only."""
+    """The offline importance rule (see the module's doc): the words' tier, raised by the weight of news
+    (its cue kinds, at most MAX_CUES, never past an emergency) and for an event with a time and a place,
+    held to the routine tier for a statement about things only."""
     tier = lexicon_tier(text)
     rating = ROUTINE if tier is None else tier
-    if commitment(text) is not None:
+    event = commitment(text) is not None
+    cues = len([kind for kind in weight_cues(text) if not (event and kind == "a date")])  # an event's date is its own
+    if cues and rating < EMERGENCY:
+        rating = min(EMERGENCY, rating + min(MAX_CUES, cues))
+    if event:
         rating = min(10, max(NOTABLE, rating + 1))
     if not (_PERSON.search(text) or names(text)) and rating < EMERGENCY:
         rating = min(rating, ROUTINE if tier is None or tier > ROUTINE else tier)

@@ -56,7 +56,8 @@ def test_a_speaker_passes_on_two_items_the_listener_has_not_had_from_it() -> Non
     memories = [("thought", 8, "Sam Moore is running for mayor"),
                 ("thought", 8, "Cal Diaz told Ann Lee that the party is at Hobbs Cafe at 5 pm. "
                                "Cal Diaz told Ann Lee that Cal Diaz's dog is sick"),
-                ("thought", 9, "Ben Ortiz told Ann Lee that Ben Ortiz's sister got engaged")]  # the listener's own
+                ("thought", 9, "Ben Ortiz told Ann Lee that Ben Ortiz's sister got engaged"),  # the listener's own
+                ("observation", 2, "the kettle is humming"), ("observation", 1, "the bed is made")]  # as a prompt lists
     dialogue: list[tuple[str, str]] = []
     first = turn(ann, ben, memories, dialogue)["utterance"]
     said = [key for key, text in items.items() if text.rstrip(".").lower() in first.lower()]

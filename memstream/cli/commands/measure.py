@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
         if name == "diffusion":
             q.add_argument("--fact", required=True, help="a phrase; a memory mentions it if it has all its words")
         if name in ("diffusion", "network"):
+            q.add_argument("--by-hour", action="store_true",
+                           help="also print the count (knowers, or pairs and density) at every simulated hour")
             q.add_argument("--llm", help="also ask every agent (the paper's way) with this model, e.g. offline or "
                            "openai:MODEL; answers are checked against the memories")
         if name == "interviews":
@@ -75,12 +77,17 @@ def cmd_measure(args: argparse.Namespace) -> int:
                     spread["by_interview"] = measures.diffusion_by_interview(run, args.fact, _model(args, run))
                 diffusions.append(spread)
                 lines.append(_diffusion_line(spread))
+                if args.by_hour:
+                    lines += [f"  {h['time']}: {h['knowers']} knew" for h in spread["by_hour"]]
             elif args.measure == "network":
                 known = measures.network(run)
                 if args.llm:
                     known["by_interview"] = measures.network_by_interview(run, _model(args, run))
                 networks.append(known)
                 lines.append(_network_line(known))
+                if args.by_hour:
+                    lines += [f"  {h['time']}: {h['pairs']} pairs, density {h['density']:.3f}"
+                              for h in known["by_hour"]]
             elif args.measure == "attendance":
                 start, end = parse_time(args.from_, "--from"), parse_time(args.to, "--to")  # required flags
                 came = measures.attendance(run, args.place, start, end, args.invited_fact)

@@ -22,6 +22,7 @@ from memstream.sim.agents.agent import Places
 from memstream.sim.agents.spatial import place_tree
 from memstream.sim.analysis.results import (
     Attendance,
+    DensityAt,
     Diffusion,
     DiffusionAsked,
     InterviewAnswer,
@@ -82,12 +83,26 @@ def mentions(terms: list[str]) -> re.Pattern[str]:
     return re.compile("".join(rf"(?=.*\b{re.escape(t)}\b)" for t in terms), re.IGNORECASE | re.DOTALL)
 
 
+#: Words that deny what a sentence says: a fact and its denial are two facts ("is closing", "is not closing").
+NEGATION = re.compile(r"\b(?:not|no longer|never|no|nobody|nothing|denied|denies|deny|untrue|false|isn't|aren't|"
+                      r"wasn't|weren't|won't|doesn't|don't|didn't|can't|cannot)\b|n't\b", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?;])\s+|\n")
+
+
+def states(text: str, pattern: re.Pattern[str], denied: bool) -> bool:
+    """Whether a sentence (or line) of ``text`` holds every term of the fact, denied as the fact is (both
+    with a negation or both without): so a rumour and its denial are counted apart."""
+    return any(pattern.match(part) and bool(NEGATION.search(part)) == denied for part in _SENTENCE_BREAK.split(text))
+
+
 def knowers(run: RunDir, fact: str) -> dict[str, list[Memory]]:
-    """Each agent's memories that mention ``fact``, oldest first (agents with none are left out)."""
+    """Each agent's memories that state ``fact`` (as it is stated: a denial is another fact), oldest first
+    (agents with none are left out)."""
     pattern = mentions(fact_terms(fact))
+    denied = bool(NEGATION.search(fact))
     found: dict[str, list[Memory]] = {}
     for agent, m in memories(run):
-        if pattern.match(m.text):
+        if pattern.match(m.text) and states(m.text, pattern, denied):
             found.setdefault(agent, []).append(m)
     return found
 
@@ -145,9 +160,11 @@ def network(run: RunDir) -> Network:
         return sorted({tuple(sorted(p)) for p, m in known.items() if m.created_at <= at})  # type: ignore[misc]
 
     start, end = edges(run.config.start), edges(run.end)
+    by_hour: list[DensityAt] = [{"time": t.isoformat(), "pairs": len(e), "density": round(len(e) / pairs, 4)}
+                                for t in _hours(run) for e in [edges(t)]]
     return {"run": str(run.path), "agents": n, "density_start": round(len(start) / pairs, 4),
             "density_end": round(len(end) / pairs, 4), "edges_start": [list(e) for e in start],
-            "edges_end": [list(e) for e in end],
+            "edges_end": [list(e) for e in end], "by_hour": by_hour,
             "evidence": {f"{a} -> {b}": m.id for (a, b), m in sorted(known.items())}}
 
 

@@ -67,6 +67,14 @@ class NetworkAsked(TypedDict):
     hallucinated: list[str]
 
 
+class DensityAt(TypedDict):
+    """Who knows whom at one simulated hour: how many pairs, and their density."""
+
+    time: str
+    pairs: int
+    density: float
+
+
 class Network(TypedDict):
     """Who knows whom at the start and the end: the pairs, their density, the first memory of each."""
 
@@ -76,6 +84,7 @@ class Network(TypedDict):
     density_end: float
     edges_start: list[list[str]]
     edges_end: list[list[str]]
+    by_hour: list[DensityAt]
     evidence: dict[str, int]
     by_interview: NotRequired[NetworkAsked]
 

@@ -18,6 +18,7 @@ from memstream.errors import MemstreamError
 from memstream.files import Number, WholeNumber
 from memstream.models import check_embedder, check_llm
 from memstream.sim.engine import ABLATIONS
+from memstream.sim.talk.conversation import TALK_RULES
 from memstream.stream import Weights
 from memstream.timeutil import require_aware
 
@@ -60,6 +61,8 @@ class RunConfig(BaseModel):
     #: cost no model call), llm (the run's model, in the step's batches) or off.
     gate: str = GATE_OFFLINE
     critic: bool = True  # the critic in front of reflection insights (with the gate on)
+    #: The conversation rules (memstream.sim.talk.conversation.TALK_RULES): a run recorded under older ones says so.
+    talk_rules: WholeNumber = Field(default=TALK_RULES, ge=1, le=TALK_RULES)
 
     @field_validator("format")
     @classmethod

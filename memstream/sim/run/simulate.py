@@ -47,7 +47,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     step = timedelta(seconds=config.step_seconds)
     sim = Simulation(town, town.residents, stream, chat, events, start=now, step_s=config.step_seconds,
                      ablate=frozenset(config.ablate), whispers=run.mailbox.new(now + step), seed=config.seed,
-                     checker=run_checker(config, chat))
+                     checker=run_checker(config, chat), talk_rules=config.talk_rules)
     wall_before, own_from = 0.0, 0
     if not state:
         try:

@@ -28,7 +28,7 @@ from memstream.sim.agents.agent import SLEEPING, Agent, Conversation
 from memstream.sim.agents.spatial import Spatial
 from memstream.sim.events import EventLog
 from memstream.sim.talk import prompts
-from memstream.sim.talk.offer import offer_messages
+from memstream.sim.talk.offer import concerned, offer_messages, untold
 from memstream.sim.talk.parse import (
     Turn,
     parse_plans,
@@ -37,6 +37,7 @@ from memstream.sim.talk.parse import (
     parse_talk,
     parse_turn,
 )
+from memstream.sim.talk.recent import day_began
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 from memstream.trust import Checker
 
@@ -44,6 +45,22 @@ CHAT_COOLDOWN_S = 3 * 3600   # the same pair talks again after this long
 OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at most this often
 ABOUT_K = 50                 # memories retrieved about the other for the relationship (the reference's 50)
 TURN_K = 15                  # memories a speaker retrieves for each line (the reference's 15)
+#: The conversation rules a run follows (its config's ``talk_rules``): 1, as recorded before #40 (anyone here
+#: approached alike, no day's attention, a line retrieves on the other and the last line); 2, the rules below.
+TALK_RULES = 2
+#: Others an agent has attention for in a day (since it woke): past this many, it starts no conversation and
+#: is not approached. People talk with a handful of others a day, not with everyone they pass; so whom one
+#: has talked with grows day by day, in degrees.
+ATTENTION_PER_DAY = 6
+#: How much likelier an agent approaches someone its news of the day names (it seeks whom the news
+#: concerns) or someone it has talked with before, than a stranger.
+CONCERNED_WEIGHT, KNOWN_WEIGHT = 4, 2
+
+
+def attention_spent(a: Agent, now: datetime) -> bool:
+    """Whether ``a`` has talked with ``ATTENTION_PER_DAY`` others since its day began."""
+    began = day_began(now, a.identity.wake).timestamp()
+    return sum(t.at >= began for t in a.social.known.values()) >= ATTENTION_PER_DAY
 
 class Conversations:
     """Who is talking with whom, and the conversation stages an agent goes through (a component
@@ -52,7 +69,8 @@ class Conversations:
 
     def __init__(self, agents: dict[str, Agent], stream: MemoryStream, events: EventLog,
                  occupants: Callable[[str], list[str]], ablate: frozenset[str], seed: int, spatial: Spatial,
-                 checker: Checker | None = None) -> None:
+                 checker: Checker | None = None, rules: int = TALK_RULES) -> None:
+        self.rules = rules  # TALK_RULES: a run recorded under older rules replays as it was
         self.agents, self.stream, self.events, self.occupants = agents, stream, events, occupants
         self.seed = seed  # whom an agent approaches among those here is drawn from it (approached)
         self.spatial = spatial  # the places a side names become known to the other
@@ -85,11 +103,16 @@ class Conversations:
         """Offer a conversation to one of the willing agents here (drawn by the run's seed), if the model says
         ``a`` would."""
         t = now.timestamp()
+        attentive = self.rules >= 2
+        if attentive and attention_spent(a, now):
+            return
         here = [n for n in self.occupants(a.body.location) if n != a.name and n not in self.by_agent
-                and a.social.cooldown.get(n, 0.0) <= t and self.agents[n].mind.activity != SLEEPING]
+                and a.social.cooldown.get(n, 0.0) <= t and self.agents[n].mind.activity != SLEEPING
+                and not (attentive and attention_spent(self.agents[n], now))]
         if not here:
             return
-        other = self.agents[self.approached(a.name, sorted(here), t)]
+        weights = self._weights(a, sorted(here), now) if attentive and len(here) > 1 else None
+        other = self.agents[self.approached(a.name, sorted(here), t, weights)]
         a.social.next_chat_s = t + OFFER_COOLDOWN_S
         messages = offer_messages(self.stream, a, other, now, self._recalled(a.name, [other.name], now, TURN_K))
         talk = yield Request(prompts.START_PURPOSE, messages, parse_talk)
@@ -112,17 +135,27 @@ class Conversations:
         conv.relationships = {n: s or f"{n} does not know {conv.other(n)} well yet"
                               for n, s in zip(sides, summaries, strict=True)}
 
-    def approached(self, name: str, candidates: list[str], t: float) -> str:
-        """Whom ``name`` approaches at ``t`` among ``candidates``: drawn from the run's seed, the agent and the
-        time (no generator state to checkpoint: a resumed run draws the same)."""
+    def _weights(self, a: Agent, candidates: list[str], now: datetime) -> list[int]:
+        """How likely ``a`` approaches each candidate: ``CONCERNED_WEIGHT`` if its news of the day names them,
+        ``KNOWN_WEIGHT`` if it has talked with them before, else 1."""
+        named = concerned(self.stream, a, candidates, now)
+        return [CONCERNED_WEIGHT if n in named else KNOWN_WEIGHT if n in a.social.known else 1 for n in candidates]
+
+    def approached(self, name: str, candidates: list[str], t: float, weights: list[int] | None = None) -> str:
+        """Whom ``name`` approaches at ``t`` among ``candidates`` (more likely, the more ``weights``): drawn from
+        the run's seed, the agent and the time (no generator state to checkpoint: a resumed run draws the same)."""
         if len(candidates) == 1:
             return candidates[0]
-        return random.Random(f"{self.seed}:{name}:{t:.0f}").choice(candidates)
+        draw = random.Random(f"{self.seed}:{name}:{t:.0f}")
+        return draw.choices(candidates, weights=weights)[0] if weights else draw.choice(candidates)
 
     def speak(self, a: Agent, conv: Conversation, now: datetime) -> Stage[None]:
         """``a``'s next line; the conversation ends on a goodbye, a repeated line, or after MAX_TURNS lines."""
         other = conv.other(a.name)
-        queries = [other] + ([conv.turns[-1][1]] if conv.turns else [])
+        # what it has to tell the other is recalled on its own words: on the other's name alone, an agent's own
+        # freshest news ranks below everything older that names the other
+        queries = [other] + ([conv.turns[-1][1]] if conv.turns else []) + (
+            untold(self.stream, a, other, now) if self.rules >= 2 else [])
         messages = prompts.turn_messages(a.identity.describe(), a.name, other, f"{now:%H:%M}", conv.place,
                                          conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
                                                                                             TURN_K),

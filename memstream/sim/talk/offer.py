@@ -11,6 +11,7 @@ generic rules, the same for every town.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from memstream.models import Message
@@ -57,6 +58,14 @@ def untold(stream: MemoryStream, a: Agent, other: str, now: datetime) -> list[st
     fresh = [m.text for m in day if m.metadata.get("with_") != other and not m.metadata.get("planning")
              and other not in m.text and not told(m.text, said, a.name)]
     return fresh[:MAX_UNTOLD]
+
+
+def concerned(stream: MemoryStream, a: Agent, others: list[str], now: datetime) -> set[str]:
+    """Those of ``others`` whom ``a``'s memories of the recent day name (by full name or first name), the
+    conversations with them aside: whom its news concerns."""
+    day = recent_day(stream, a.name, now, day_began(now, a.identity.wake), k=UNTOLD_LOOK)
+    texts = [m.text for m in day if not m.metadata.get("with_")]
+    return {o for o in others if any(o in t or re.search(rf"\b{re.escape(o.split()[0])}\b", t) for t in texts)}
 
 
 def relationship(name: str, other: str, last: Talked | None, now: datetime) -> str:

@@ -43,8 +43,22 @@ _STATEMENTS = re.compile(r"(?<=[.!?]) (?=[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)* to
 _HEAR = "Did you hear? "
 _ALSO = "And did you hear? "
 NEWS_PER_SPEAKER = 2
-#: The least news value (importance less staleness) worth passing on.
-NEWS_WORTH = 5
+#: News is worth passing on when its value (importance less staleness) reaches this percentile of the
+#: importance of what the speaker recalls in the conversation (its listed memories): relative to what it
+#: knows, so an agent full of weighty news keeps ordinary news to itself and a quiet one passes it on.
+NEWS_PERCENTILE = 75
+#: Never worth passing on, whatever else the speaker knows: the routine tier (a sighting, a meal).
+NEWS_FLOOR = 3
+
+
+def news_worth(content: str) -> int:
+    """The least news value worth passing on in this conversation: the ``NEWS_PERCENTILE`` of the listed
+    memories' importance (nearest rank), at least ``NEWS_FLOOR``."""
+    known = sorted(int(importance) for _, importance, _ in _MEMORY.findall(content))
+    if not known:
+        return NEWS_FLOOR
+    rank = max(0, -(-NEWS_PERCENTILE * len(known) // 100) - 1)
+    return max(NEWS_FLOOR, known[rank])
 
 
 def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
@@ -77,12 +91,19 @@ def in_my_words(fact: str, speaker: str) -> str:
     if label:
         rest = text[label.end():]
         text = f"{speaker} {_as_predicate(rest)}" if rest[:1].islower() else rest  # "planning a party"
+    if _PRONOUN.search(text):  # "she" may be the speaker or another: the third person throughout keeps it straight
+        return text[:1].upper() + text[1:]
     name = re.escape(speaker)
     text = re.sub(rf"\b{name}'s\b", "my", text)
     text = re.sub(rf"(^|\bthat |[.;!?] ){name} (\w+)\b", lambda m: f"{m.group(1)}I {first_person(m.group(2))}", text)
     text = re.sub(rf"(^|\bthat |[.;!?] ){name}\b", r"\1I", text)
     text = re.sub(rf"\b{name}\b", "me", text)
     return text[:1].upper() + text[1:]
+
+
+#: A third person singular pronoun: a statement holding one is retold in the third person throughout (the rules
+#: cannot tell whether it stands for the speaker), so persons are never mixed ("I am ... and she is ...").
+_PRONOUN = re.compile(r"\b(?:he|she|him|his|her|hers|himself|herself)\b", re.IGNORECASE)
 
 
 def _as_predicate(rest: str) -> str:
@@ -145,8 +166,9 @@ def answer_turn(messages: list[Message]) -> str:
     turns = [] if dialogue == "(nothing yet)" else dialogue.splitlines()
     told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
             if kind == "dialogue" and text.startswith(f"Conversation with {other}:")] + [dialogue]
+    worth = news_worth(content)
     news = next((in_my_words(t, name) for value, t in _news(content, name, other)
-                 if value >= NEWS_WORTH and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
+                 if value >= worth and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
     first = other.split()[0]
     mine = len(turns[len(turns) % 2::2]) if turns else 0  # lines this side has said already
     heard = bool(turns) and _HEAR.lower() in turns[-1].lower()
@@ -228,10 +250,37 @@ def answer_interview(messages: list[Message]) -> str:
     question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
     ranked = sorted(_MEMORY.findall(content), key=lambda m: (  # most words in common, then not a sighting
         -len(question & set(content_words(m[2]))), m[0] == "observation", -int(m[1])))
-    facts = list(dict.fromkeys(in_my_words(text, name) for _, _, text in ranked))[:3]
+    facts = list(dict.fromkeys(f for kind, _, text in ranked for f in _untagged(kind, text, name)))[:3]
     if not facts:
         return "I don't remember anything about that."
     return "From what I remember: " + " ".join(f if f.endswith(".") else f + "." for f in facts)
+
+
+#: A line of a dialogue, or a statement quoting someone: "Ben Lee: ..." or "Ben Lee says, ...".
+_TAG = re.compile(r"^([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*)(?::| says,?) (.+)$")
+
+
+#: A speaker's tag inside a dialogue held on one line ("... Ben Lee: Hi! ..."), as the prompt lists memories.
+_SPEAKER = re.compile(r"(?:^|(?<=[.!?])\s+)([A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*): ")
+
+
+def _untagged(kind: str, text: str, name: str) -> list[str]:
+    """A memory as ``name`` says it in an answer, without dialogue tags: of a dialogue, the news the other side
+    told it, in its own words (nothing when there was none: the chat itself is no answer); of a statement
+    quoting someone ("Ben says, the fair is on"), what was said in the third person; else the statement."""
+    if kind != "dialogue":
+        tagged = _TAG.match(text)
+        if tagged and tagged.group(1) != name:
+            return [in_my_words(in_their_words(tagged.group(2), tagged.group(1), name), name)]
+        return [in_my_words(text, name)]
+    parts = _SPEAKER.split(re.sub(r"^Conversation with [^:]+:\s*", "", text))
+    told = []
+    for speaker, line in zip(parts[1::2], parts[2::2], strict=True):
+        at = line.lower().find(_HEAR.lower())
+        if speaker != name and at >= 0:
+            what = line[at + len(_HEAR):].strip().rstrip(".")
+            told.append(in_my_words(in_their_words(what, speaker, name), name) + ".")
+    return told
 
 
 def answer_knows(messages: list[Message]) -> str:

@@ -9,7 +9,7 @@ older.
   place ("is not at noon", "isn't on Friday", "not in the hall"), "instead of", "rather than" to
   the next comma, semicolon, full stop, "but", "now", "instead" or "rather"; and "from ..." after
   moved, changed, rescheduled, postponed, shifted or brought forward, to the next "to".
-- **a correction** (:func:`corrects`): any of those, or "moved to", "has been moved", "rescheduled",
+- **a correction** (:func:`corrects`): any of those, or "moved to", "has been moved", "was moved", "rescheduled",
   "postponed", "brought forward", "changed to", "it turns out", "actually", "correction", or a
   cancellation.
 - **a cancellation** (:func:`cancels`): "cancelled"/"canceled", "called off", "scrapped", "won't
@@ -35,7 +35,7 @@ _TAKEN_BACK = [
 _CANCELS = re.compile(r"\b(?:cancel(?:l?ed|s|ling)?|called off|calling off|scrapped|won't (?:take place|happen)|"
                       r"will not (?:take place|happen)|(?:is|are)(?: not|n't) happening|(?:is|are)n't on any ?more|"
                       r"(?:is|are) not on any ?more)\b", _I)
-_CORRECTS = re.compile(r"\b(?:moved to|been moved|moving to|rescheduled|postponed|brought forward|changed to|"
+_CORRECTS = re.compile(r"\b(?:moved to|been moved|was moved|moving to|rescheduled|postponed|brought forward|changed to|"
                        r"it turns out|turns out|actually|correction)\b", _I)
 
 

@@ -99,11 +99,11 @@ def _standing(content: str, today: date, *, currently: bool = True) -> list[tupl
 def _events(content: str, today: date) -> list[tuple[Commitment, int | None]]:
     """Events on ``today`` that the numbered memories (with their number) or the Currently line set."""
     found: list[tuple[Commitment, int | None]] = []
-    for s, n in _standing(content, today):
+    for s, n in sorted(_standing(content, today), key=lambda x: x[1] is None):  # a cited memory before Currently
         c = s.event
         if c.on(today, s.written or today) and all((c.time, c.place) != (k.time, k.place) for k, _ in found):
             found.append((c, n))
-    return sorted(found, key=lambda x: x[1] is None)
+    return found
 
 
 def answer_day(messages: list[Message]) -> str:

@@ -68,10 +68,8 @@ def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
     for kind, importance, text in listed:
         if kind in _NOT_SHARED_KINDS or text.startswith(prompts.PLANS_PREFIX) or _ACQUAINTANCE.match(text):
             continue
-        for statement in _STATEMENTS.split(text):
-            if listener not in statement:
-                news.append((int(importance), statement))
-    news = _current(news, latest_day(content))
+        news.extend((int(importance), statement) for statement in _STATEMENTS.split(text))
+    news = [(v, s) for v, s in _current(news, latest_day(content)) if listener not in s]
     stale = {s: passed_on.count(in_my_words(s, speaker).rstrip(".")) for _, s in news}
     draw = tie_breaker(content)
     ranked = sorted(((importance - stale[s], draw.random(), s) for importance, s in news), key=lambda x: (-x[0], x[1]))
@@ -233,8 +231,9 @@ def answer_plans(messages: list[Message]) -> str:
         event = s.event
         if s.index >= len(mine) and not (now and is_past(event, s.written, now)):
             reading = f" (read {event.reading})" if event.reading else ""
+            moved = " (it was moved)" if event.corrects else ""  # so the plan drops the old appointment
             return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {_on(event, content)}"
-                                        f"{reading}"})
+                                        f"{moved}{reading}"})
     kept = {k for s in events for k in (s.index, *s.replaced)}
     called_off = [c for i, text in enumerate(mine) if i not in kept and (c := commitment(text, places, day))]
     if called_off and any(cancels(t) for t in lines):

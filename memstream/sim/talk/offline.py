@@ -64,7 +64,7 @@ def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
     no reason to choose."""
     listed = _MEMORY.findall(content)
     passed_on = " ".join(text for kind, _, text in listed if kind == "dialogue")
-    news = []
+    news: list[tuple[int, str]] = []
     for kind, importance, text in listed:
         if kind in _NOT_SHARED_KINDS or text.startswith(prompts.PLANS_PREFIX) or _ACQUAINTANCE.match(text):
             continue

@@ -11,9 +11,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memstream.models import OfflineChatModel
 from memstream.offline_events import commitment
+from memstream.offline_news import standing
 from memstream.planning import plan_day
 from memstream.spoken_times import JUST, sun
 from tests.sim.fidelity_town import GRETA, PETRA, START, fresh_stream, identity, run, told
@@ -79,3 +82,20 @@ def test_a_class_the_day_after_tomorrow_after_lunch_is_in_that_days_plan() -> No
     [lesson] = [s for s in wednesday.strokes if s.appointment]
     assert (lesson.time, lesson.minutes, lesson.location) == ("13:00", 120, "Old Mill Hall")
     assert "'after lunch' as 13:00" in lesson.reading and "'two hours long' as 120 minutes" in lesson.reading
+
+
+_WORDS = st.sampled_from(["just", "before", "after", "sunset", "dawn", "lunch", "at", "the", "green", "no", "longer",
+                          "now", "starts", "three", "noon", "cancelled", "moved", "to", "from", "next", "Monday",
+                          "in", "two", "days", "an", "hour", "long", "evening", "first", "thing", ",", "not", "on"])
+
+
+@pytest.mark.slow
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_WORDS, st.text(max_size=8)), max_size=14).map(" ".join), st.dates())
+def test_the_reader_takes_any_words_on_any_day(text: str, day: date) -> None:
+    event = commitment(text, day=day)
+    assert event is None or (len(event.time) == 5 and "00:00" <= event.time <= "23:59" and event.place)
+    for s in standing([(text, day), (text.upper(), day), (text, None)]):
+        assert s.event.time and s.event.place
+    rise, set_ = sun(day)
+    assert 0 < rise < 12 * 60 < set_ < 24 * 60

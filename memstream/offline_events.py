@@ -22,6 +22,13 @@ What it reads, as a person would write it:
   any plain phrase; "at" and "in" before "by", before "to" ("go to the party at the cafe" is at
   the cafe). A place named in lower case resolves to the town's building as any plan location
   does (by words, case-insensitively).
+- times said in words when no clock time is said ("just before sunset", "after lunch", "first
+  thing", "by the end of the day": :mod:`memstream.spoken_times`), each reading kept in
+  ``Commitment.reading``; "next Monday", "in two days"; "an hour long", "for an hour and a half".
+- corrections: what a statement takes back ("no longer at noon", "not on Friday", "moved from 2
+  pm") is not read, so the new time, day or place is (:mod:`memstream.offline_corrections`);
+  ``corrects`` and ``cancelled`` say so, for :func:`memstream.offline_news.standing` to replace
+  the older statement. ``docs/offline.md`` has every rule and what is not read.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
+from functools import lru_cache
 
 from memstream.offline_corrections import cancels, corrects, taken_back
 from memstream.offline_text import STOPWORDS
@@ -409,10 +417,19 @@ def commitment(text: str, places: Iterable[str] = (), day: date | None = None) -
 
 def partial_commitment(text: str, places: Iterable[str] = (), day: date | None = None) -> Commitment | None:
     """What ``text`` says of an event, a time or a place possibly missing ("" then): a correction may
-    say only the new time ("it now starts at three"); None when it says neither and corrects nothing."""
-    if not (_MAY_HOLD_A_TIME.search(text) or MAY_HOLD_WORDS.search(text) or _MAY_CORRECT.search(text)):
+    say only the new time ("it now starts at three"); None when it says neither and corrects nothing.
+
+    Read once per (text, places, day): the same memories are shown to stage after stage, and every
+    observation is rated (the simulation's hot path)."""
+    return _read_event(text, places if isinstance(places, tuple) else tuple(places), day)
+
+
+@lru_cache(maxsize=1 << 16)
+def _read_event(text: str, places: tuple[str, ...], day: date | None) -> Commitment | None:
+    may_correct = bool(_MAY_CORRECT.search(text))
+    if not (may_correct or _MAY_HOLD_A_TIME.search(text) or MAY_HOLD_WORDS.search(text)):
         return None
-    correcting = corrects(text)
+    correcting = may_correct and corrects(text)
     if correcting:
         text = _masked(text, taken_back(text))
     month_day, weekday, offset, next_week, day_spans = _day(text)

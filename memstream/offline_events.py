@@ -70,9 +70,10 @@ _FORMS: list[tuple[re.Pattern[str], str]] = [
                 r"(?=\s*(?:$|[.,;!?)]|(?:to|until|till|and|in|inside|on|at|by|near|for|with|sharp|tonight|today|tomorrow|this|next)\b"
                 r"|[-–]))", _I), "bare"),
     (re.compile(rf"\b{_HOUR}(?=\s*(?:-|–|to|until|till)\s*{_HOUR}(?::[0-5]\d)?\s*{_HALF})", _I), "bare"),
-    (re.compile(rf"\b(?:moved|changed|rescheduled|postponed|pushed back|put back|brought forward)\s+"
-                rf"(?:to|till|until)\s+{_HOUR}\b", _I), "bare"),
 ]
+#: A bare hour a correction moves to ("moved to four"), read with the corrections.
+_MOVED_TO = (re.compile(rf"\b(?:moved|changed|rescheduled|postponed|pushed back|put back|brought forward)\s+"
+                        rf"(?:to|till|until)\s+{_HOUR}\b", _I), "bare")
 _CONNECTOR = re.compile(r"\s*(?:to|until|till|and|-|–|—)\s*", _I)
 _BARE_END = re.compile(rf"{_HOUR}\b(?:\s*{_HALF})?", _I)
 _AMOUNT = r"(an?|one|two|three|four|five|six|\d{1,3}|half an?)"
@@ -218,15 +219,16 @@ def _read(form: str, m: re.Match[str]) -> _Time:
 _MAY_HOLD_A_TIME = re.compile(r"\d|\b(?:noon|midday|midnight|" + "|".join(_NUMBERS) + r")\b", _I)
 
 
-def _times(text: str, day: date | None = None) -> list[_Time]:
+def _times(text: str, day: date | None = None, words: bool = True) -> list[_Time]:
     """Every time written in ``text``, in order, none overlapping (the earlier, then the longer, wins):
-    the clock times, or when there are none the times said in words (:mod:`memstream.spoken_times`,
-    ``day`` being the day the sentence is about, for the sun)."""
+    the clock times, or (``words``) when there are none the times said in words
+    (:mod:`memstream.spoken_times`, ``day`` being the day the sentence is about, for the sun)."""
     found: list[_Time] = []
     if _MAY_HOLD_A_TIME.search(text):
-        found = sorted((_read(form, m) for pattern, form in _FORMS for m in pattern.finditer(text)),
+        forms = [*_FORMS, _MOVED_TO] if words else _FORMS
+        found = sorted((_read(form, m) for pattern, form in forms for m in pattern.finditer(text)),
                        key=lambda t: (t.start, -t.end))
-    if not found and MAY_HOLD_WORDS.search(text):
+    if words and not found and MAY_HOLD_WORDS.search(text):
         found = [_Time(t.start, t.end, t.minute // 60, t.minute % 60, None, True, t.reading)
                  for t in spoken_times(text, day)]
     kept: list[_Time] = []
@@ -256,7 +258,7 @@ def _readings(t: _Time) -> list[int]:
     return [(t.hour % 12) * 60 + t.minute + 12 * 60 * k for k in (0, 1)]
 
 
-def _range_end(text: str, first: _Time, times: list[_Time], day: date | None) -> _Time | None:
+def _range_end(text: str, first: _Time, times: list[_Time], day: date | None, words: bool) -> _Time | None:
     """The end of a range that starts at ``first`` ("from 5 to 7 pm", "between five and seven", "from
     three until sunset")."""
     link = _CONNECTOR.match(text, first.end)
@@ -265,21 +267,22 @@ def _range_end(text: str, first: _Time, times: list[_Time], day: date | None) ->
     after = next((t for t in times if t.start == link.end()), None)
     if after:
         return after
-    if spoken := anchor_at(text, link.end(), day):
+    if words and (spoken := anchor_at(text, link.end(), day)):
         return _Time(spoken.start, spoken.end, spoken.minute // 60, spoken.minute % 60, None, True, spoken.reading)
     bare = _BARE_END.match(text, link.end())
     return _Time(bare.start(), bare.end(), _number(bare.group(1)), 0, _half(bare.group(2)), False) if bare else None
 
 
-def _when(text: str, day: date | None = None) -> tuple[tuple[int, int], int | None, tuple[int, int], str] | None:
+def _when(text: str, day: date | None = None,
+          words: bool = True) -> tuple[tuple[int, int], int | None, tuple[int, int], str] | None:
     """(start (hour, minute), minutes it lasts if said, the span of text it took, how words were read),
-    or None."""
-    times = _times(text, day)
+    or None; ``words``: times said in words too."""
+    times = _times(text, day, words)
     if not times:
         return None
     first = times[0]
     said = _part_of_day(text, first.start)
-    end = _range_end(text, first, times, day)
+    end = _range_end(text, first, times, day, words)
     if end is None:
         start = _minutes_of(first, said)
         length = _LENGTH.search(text)
@@ -406,12 +409,18 @@ def _event(text: str, before: int) -> str:
     return ""
 
 
-def commitment(text: str, places: Iterable[str] = (), day: date | None = None) -> Commitment | None:
+def commitment(text: str, places: Iterable[str] = (), day: date | None = None, *,
+               clock_only: bool = False) -> Commitment | None:
     """The event in ``text`` if it says both a time and a place (None otherwise). ``places``: the
     town's place names the reader knows, matched in any case ahead of the grammar's guesses; ``day``:
     the day the sentence was said, if known (for the sun and days said relative to it). What a
-    correction takes back ("no longer at noon") is not read (:mod:`memstream.offline_corrections`)."""
-    c = partial_commitment(text, places, day)
+    correction takes back ("no longer at noon") is not read (:mod:`memstream.offline_corrections`).
+    ``clock_only``: only a time said on the clock, no correction read (the importance rule's reading:
+    :mod:`memstream.stream.offline`)."""
+    if clock_only:
+        c = _read_event(text, places if isinstance(places, tuple) else tuple(places), day, True)
+    else:
+        c = partial_commitment(text, places, day)
     return c if c and c.time and c.place else None
 
 
@@ -421,24 +430,26 @@ def partial_commitment(text: str, places: Iterable[str] = (), day: date | None =
 
     Read once per (text, places, day): the same memories are shown to stage after stage, and every
     observation is rated (the simulation's hot path)."""
-    return _read_event(text, places if isinstance(places, tuple) else tuple(places), day)
+    return _read_event(text, places if isinstance(places, tuple) else tuple(places), day, False)
 
 
 @lru_cache(maxsize=1 << 16)
-def _read_event(text: str, places: tuple[str, ...], day: date | None) -> Commitment | None:
-    may_correct = bool(_MAY_CORRECT.search(text))
-    if not (may_correct or _MAY_HOLD_A_TIME.search(text) or MAY_HOLD_WORDS.search(text)):
+def _read_event(text: str, places: tuple[str, ...], day: date | None, clock_only: bool) -> Commitment | None:
+    words = not clock_only
+    may_correct = words and bool(_MAY_CORRECT.search(text))
+    if not (may_correct or _MAY_HOLD_A_TIME.search(text) or (words and MAY_HOLD_WORDS.search(text))):
         return None
     correcting = may_correct and corrects(text)
     if correcting:
         text = _masked(text, taken_back(text))
     month_day, weekday, offset, next_week, day_spans = _day(text)
-    when = _when(text, _event_day(day, month_day, weekday, offset, next_week))
+    when = _when(text, _event_day(day, month_day, weekday, offset, next_week), words)
     if when is None and not correcting:
         return None
     (hour, minute), minutes, time_span, reading = when or ((0, 0), None, (0, 0), "")
     parts_of_day = [m.span() for pattern in (_MORNING, _LATER) for m in pattern.finditer(text)]
-    masked = _masked(text, [time_span, *day_spans, *parts_of_day, *((t.start, t.end) for t in _times(text))])
+    written_times = [(t.start, t.end) for t in _times(text, None, words)]
+    masked = _masked(text, [time_span, *day_spans, *parts_of_day, *written_times])
     found = _place(masked, places)
     place, start = found if found else ("", len(masked))
     if not when and not found and not correcting:

@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memstream"
 #: Each top-level module or subpackage of memstream, with its layer (higher may import lower).
 LAYERS = {
     "errors": 0, "timeutil": 0, "offline_text": 0, "offline_events": 0, "files": 0, "sqlite": 0, "weight_text": 0,
+    "spoken_times": 0, "offline_corrections": 0, "offline_news": 0,
     "models": 1,
     "stream": 2, "trust": 2, "facts": 2,
     "reflection": 3,

@@ -267,6 +267,10 @@ class BoundDesign:
     def owners(self) -> list[str]:
         return self.held.owners()
 
+    def knows(self, owner: str) -> bool:
+        """Whether the store holds memory of ``owner`` (in this design and scope), without reading it."""
+        return self.held.store.version(self.held._key(owner_name(owner))) > 0
+
     def records(self, owner: str) -> list[Record]:
         return self.held.records(owner)
 

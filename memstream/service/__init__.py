@@ -15,6 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memstream.service.client import MemoryClient
     from memstream.service.core import DEFAULT_DESIGN, Health, Hit, MemoryService, Page
     from memstream.service.errors import (
         BadRequest,
@@ -26,11 +27,13 @@ if TYPE_CHECKING:
         Unauthorized,
         Unavailable,
     )
+    from memstream.service.http import create_app
     from memstream.service.limits import MAX_BODY_BYTES, MAX_BUDGET, MAX_ENTRIES, MAX_PAGE_SIZE, MAX_RESULTS
     from memstream.service.tokens import LOCAL, Principal, Tokens
 
 #: Each public name and the module that holds it.
 _WHERE = {
+    "MemoryClient": "client", "create_app": "http",
     "DEFAULT_DESIGN": "core", "Health": "core", "Hit": "core", "MemoryService": "core", "Page": "core",
     "BadRequest": "errors", "Forbidden": "errors", "NotAllowed": "errors", "NotFound": "errors",
     "ServiceError": "errors", "TooLarge": "errors", "Unauthorized": "errors", "Unavailable": "errors",
@@ -48,6 +51,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_DESIGN", "LOCAL", "MAX_BODY_BYTES", "MAX_BUDGET", "MAX_ENTRIES", "MAX_PAGE_SIZE", "MAX_RESULTS",
-    "BadRequest", "Forbidden", "Health", "Hit", "MemoryService", "NotAllowed", "NotFound", "Page",
-    "Principal", "ServiceError", "Tokens", "TooLarge", "Unauthorized", "Unavailable",
+    "BadRequest", "Forbidden", "Health", "Hit", "MemoryClient", "MemoryService", "NotAllowed", "NotFound", "Page",
+    "Principal", "ServiceError", "Tokens", "TooLarge", "Unauthorized", "Unavailable", "create_app",
 ]

@@ -161,30 +161,27 @@ class BodyLimit:
         if int(declared) > self.limit:
             await _refuse_body(scope, receive, send, f"{int(declared):,} bytes")
             return
-        seen, started = 0, False
+        seen, refused = 0, False
 
         async def counted() -> Message:
-            nonlocal seen
+            """The body as it arrives; once past the limit, the 413 is sent and the app is told the client left
+            (so it stops reading, and whatever it answers then is dropped)."""
+            nonlocal seen, refused
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             seen += len(message.get("body", b""))
             if seen > self.limit:
-                raise _Oversized()
+                refused = True
+                await _refuse_body(scope, receive, send, f"over {self.limit:,} bytes")
+                return {"type": "http.disconnect"}
             return message
 
-        async def watched(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
+        async def unless_refused(message: Message) -> None:
+            if not refused:
+                await send(message)
 
-        try:
-            await self.app(scope, counted, watched)
-        except _Oversized:
-            if not started:
-                await _refuse_body(scope, receive, send, f"over {self.limit:,} bytes")
-
-
-class _Oversized(Exception):
-    pass
+        await self.app(scope, counted, unless_refused)
 
 
 async def _refuse_body(scope: AsgiScope, receive: Receive, send: Send, what: str) -> None:
@@ -197,7 +194,7 @@ def create_app(service: MemoryService, tokens: Tokens | None = None) -> FastAPI:
     app = FastAPI(title="memstream", version=__version__, responses=REFUSALS,
                   description="Memory for any agent: memstream's designs behind one API. Every call names its "
                               "owner; writes are acknowledged once committed. See docs/service.md.")
-    app.state.tokens = tokens
+    app.state.tokens, app.state.service = tokens, service
 
     @app.exception_handler(ServiceError)
     def refused(request: Request, e: ServiceError) -> JSONResponse:

@@ -30,7 +30,7 @@ from typing import Any, Protocol, runtime_checkable
 from memstream.designs import DESIGNS, BoundDesign, Context, Entry, MemoryDesign, Record, open_design
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
-from memstream.service.errors import BadRequest, Forbidden, NotAllowed, NotFound, TooLarge, Unavailable
+from memstream.service.errors import BadRequest, Forbidden, NotAllowed, NotFound, ServiceError, TooLarge, Unavailable
 from memstream.service.limits import (
     MAX_BUDGET,
     MAX_ENTRIES,
@@ -309,18 +309,32 @@ def owner_name(owner: str) -> str:
         raise BadRequest(str(e)) from None
 
 
+#: The modules whose failures are the store's (it cannot be reached, or refused a write), not the input's.
+STORE_MODULES = ("memstream.designs.store", "memstream.sqlite", "psycopg", "sqlite3")
+
+
 @contextmanager
 def _store_errors() -> Iterator[None]:
-    """A failure of the store (it cannot be reached, or refused a write) as :class:`~.errors.Unavailable`:
-    nothing was written (a bound design commits a write whole or not at all)."""
+    """A failure of the store as :class:`~.errors.Unavailable` (nothing was written: a bound design commits a
+    write whole or not at all); any other :class:`~memstream.errors.MemstreamError` (a design refusing what it
+    was given, say a time outside the years it accepts) as :class:`~.errors.BadRequest`. Which it is is read
+    from where it was raised (the store's modules, :data:`STORE_MODULES`)."""
     try:
         yield
-    except (NotFound, NotAllowed, BadRequest, Forbidden, TooLarge, Unavailable):
+    except ServiceError:
         raise
     except MemstreamError as e:
-        raise Unavailable(str(e)) from None
+        raise (Unavailable if _raised_in_store(e) else BadRequest)(str(e)) from None
     except sqlite3.Error as e:
         raise Unavailable(f"the store failed ({type(e).__name__}: {e}); nothing was written") from None
+
+
+def _raised_in_store(error: BaseException) -> bool:
+    tb = error.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    module = str(tb.tb_frame.f_globals.get("__name__", "")) if tb is not None else ""
+    return module.startswith(STORE_MODULES)
 
 
 def _aware(at: datetime | None) -> datetime:

@@ -20,6 +20,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
@@ -199,6 +200,13 @@ def create_app(service: MemoryService, tokens: Tokens | None = None) -> FastAPI:
     @app.exception_handler(ServiceError)
     def refused(request: Request, e: ServiceError) -> JSONResponse:
         return JSONResponse({"detail": str(e)}, status_code=e.status)
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_refusal(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        if e.status_code == 400:  # FastAPI could not read the body at all (bytes that are not UTF-8, say)
+            return JSONResponse({"detail": "the body cannot be read as JSON text (is it UTF-8?); send a JSON object"},
+                                status_code=422)
+        return JSONResponse({"detail": str(e.detail)}, status_code=e.status_code, headers=e.headers)
 
     @app.exception_handler(RequestValidationError)
     def unreadable(request: Request, e: RequestValidationError) -> JSONResponse:

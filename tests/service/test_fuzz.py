@@ -17,8 +17,8 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     status_code_conformance,
 )
 
-from memstream.models import make_embedder  # noqa: E402
 from memstream.designs import entry  # noqa: E402
+from memstream.models import make_embedder  # noqa: E402
 from memstream.service import LOCAL, MemoryService, Tokens, create_app  # noqa: E402
 from tests.service.conftest import ADMIN, TOKENS, entries  # noqa: E402
 

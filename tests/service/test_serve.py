@@ -4,10 +4,7 @@ passes its check."""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
+import json
 import sys
 import threading
 import time
@@ -15,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.service_load import Server
+from benchmarks.service_load import main as load_main
 from memstream.cli import main
 from memstream.client import MemoryClient
 from memstream.designs.store import check
@@ -29,52 +28,6 @@ def test_another_host_without_tokens_is_refused_in_one_line(tmp_path: Path, caps
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "without --tokens" in err[0]
     assert not (tmp_path / "s.db").exists()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``memstream serve`` in a child process (the hash embedder: quick to start)."""
-
-    def __init__(self, store: str, tokens: Path | None, *extra: str) -> None:
-        self.port = free_port()
-        argv = [sys.executable, "-m", "memstream.cli", "serve", "--store", store, "--port", str(self.port), *extra]
-        if tokens:
-            argv += ["--tokens", str(tokens)]
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMSTREAM_EMBEDDER": "hash"}
-        self.proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._wait()
-
-    def _wait(self, seconds: float = 90) -> None:
-        end = time.monotonic() + seconds
-        with MemoryClient(self.url, timeout=2) as probe:
-            while time.monotonic() < end:
-                if self.proc.poll() is not None:
-                    raise AssertionError(f"the server stopped: {self.proc.stderr.read() if self.proc.stderr else ''}")
-                try:
-                    if probe.health().ok:
-                        return
-                except Exception:
-                    time.sleep(0.2)
-        raise AssertionError("the server did not answer in time")
-
-    def kill(self) -> None:
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(10)
-
-    def stop(self) -> str:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.kill()
-        return self.proc.stderr.read() if self.proc.stderr else ""
 
 
 @pytest.fixture
@@ -153,3 +106,11 @@ def test_kill_9_mid_write_load_loses_no_acknowledged_write(store_spec: str, tmp_
     finally:
         again.stop()
     assert check(store_spec) == []
+
+
+@pytest.mark.slow
+def test_the_load_benchmark_runs_quick_and_loses_nothing(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(sys, "argv", ["service_load.py", "--quick", "--json"])
+    load_main()  # exits non-zero on a lost, duplicated or cross-owner record
+    (row,) = json.loads(capsys.readouterr().out)
+    assert row["acknowledged_writes"] == 4 * 10 and row["lost"] == row["duplicated"] == row["cross_owner_reads"] == 0

@@ -232,3 +232,13 @@ def test_no_command_imports_another(module: str) -> None:
     for imported in GRAPH[module]:
         if cli_room(imported) == "commands" and imported != "memstream.cli.commands":
             assert imported == module, f"{module} imports the command module {imported}"
+
+
+def test_the_command_line_imports_the_service_only_inside_serve() -> None:
+    """``memstream serve`` is the one command that needs the service (and its extra), and only when it runs."""
+    for module in CLI:
+        if any(unit(i) in ("service", "client") for i in GRAPH[module]):
+            assert module == "memstream.cli.commands.serve", f"{module} imports the service"
+    path = PACKAGE / "cli" / "commands" / "serve.py"
+    top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert not any((getattr(n, "module", "") or "").startswith("memstream.service") for n in top)

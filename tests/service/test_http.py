@@ -121,6 +121,7 @@ def test_limits_are_named_4xx(serve, tmp_path: Path) -> None:
     assert page.status_code == 422
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(owner=st.text(max_size=30), text=st.text(max_size=60))
 def test_any_owner_name_and_text_is_stored_or_refused_in_one_line(serve_once, owner: str, text: str) -> None:

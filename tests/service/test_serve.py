@@ -30,6 +30,20 @@ def test_another_host_without_tokens_is_refused_in_one_line(tmp_path: Path, caps
     assert not (tmp_path / "s.db").exists()
 
 
+def test_a_port_taken_or_out_of_range_is_refused_in_one_line_before_the_store_is_made(tmp_path: Path, capsys) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        number = taken.getsockname()[1]
+        assert main(["serve", "--store", str(tmp_path / "s.db"), "--port", str(number)]) == 2
+    assert main(["serve", "--store", str(tmp_path / "s.db"), "--port", "70000"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and "cannot listen" in err[0] and "not a port" in err[1]
+    assert not (tmp_path / "s.db").exists()
+
+
 @pytest.fixture
 def tokens(tmp_path: Path) -> Path:
     path = tmp_path / "tokens.txt"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import socket
 import sys
 from collections.abc import Callable
 
@@ -28,12 +29,31 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                         "(default: those the store holds, else vector)")
     p.add_argument("--host", default=DEFAULT_HOST,
                    help=f"the address to listen on (default {DEFAULT_HOST}; another needs --tokens)")
-    p.add_argument("--port", type=positive_int, default=DEFAULT_PORT, help=f"default {DEFAULT_PORT}")
+    p.add_argument("--port", type=port, default=DEFAULT_PORT, help=f"1-65535 (default {DEFAULT_PORT})")
     p.add_argument("--tokens", metavar="FILE",
                    help="bearer tokens, one a line: TOKEN OWNER[,OWNER...] or TOKEN * (docs/service.md)")
     p.add_argument("--read-only", action="store_true", help="serve reads only (writes answer 409)")
     model_flags(p, cache=False)
     return {"serve": cmd_serve}
+
+
+def port(text: str) -> int:
+    value = positive_int(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"{text[:20]} is not a port; use 1-65535")
+    return value
+
+
+def refuse_taken(host: str, number: int) -> None:
+    """One line, before the store is opened, if ``host:number`` cannot be listened on (taken, or no such address)."""
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind((host.strip("[]"), number))
+    except OSError as e:
+        raise MemstreamError(f"cannot listen on {host}:{number} ({e.strerror or e}); choose another --port "
+                             "or --host") from None
 
 
 def is_loopback(host: str) -> bool:
@@ -50,6 +70,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise MemstreamError(f"refusing to listen on {args.host} without --tokens: anyone who can reach it would "
                              "read every owner's memory; pass --tokens FILE, or keep the default --host 127.0.0.1")
     uvicorn = import_extra("uvicorn", feature="memstream serve", extra="service")
+    refuse_taken(args.host, args.port)
     import_extra("fastapi", feature="memstream serve", extra="service")
     from memstream.designs import design_names
     from memstream.models import make_chat_model, make_embedder

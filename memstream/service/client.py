@@ -42,19 +42,22 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class MemoryClient:
-    """Calls the server at ``url`` (``http://host:port``) with ``token`` (None for a server without tokens)."""
+    """Calls the server at ``url`` (``http://host:port``) with ``token`` (None for a server without tokens);
+    ``http``: an httpx client of the caller's to send through instead (FastAPI's TestClient, in tests)."""
 
     def __init__(self, url: str, token: str | None = None, *, timeout: float = TIMEOUT_S,
-                 transport: httpx.BaseTransport | None = None) -> None:
+                 http: httpx.Client | None = None) -> None:
         httpx_ = import_extra("httpx", feature="memstream.client", extra="service")
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.url = url.rstrip("/")
-        self._http: httpx.Client = httpx_.Client(base_url=self.url, headers=headers, timeout=timeout,
-                                                 transport=transport)
+        self._http: httpx.Client = http or httpx_.Client(base_url=self.url, timeout=timeout)
+        self._own = http is None  # a caller's client is the caller's to close
+        self._headers = headers
         self._httpx = httpx_
 
     def close(self) -> None:
-        self._http.close()
+        if self._own:
+            self._http.close()
 
     def __enter__(self) -> MemoryClient:
         return self
@@ -117,7 +120,7 @@ class MemoryClient:
 
     def _call(self, method: str, path: str, model: type[M] | None, **kwargs: Any) -> Any:
         try:
-            response = self._http.request(method, path, **kwargs)
+            response = self._http.request(method, path, headers=self._headers, **kwargs)
         except self._httpx.HTTPError as e:
             raise Unavailable(f"cannot reach the memstream server at {self.url} ({type(e).__name__}: {e})") from None
         if response.status_code >= 400:

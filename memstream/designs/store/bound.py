@@ -129,6 +129,9 @@ class RowsDesign:
     def owners(self) -> list[str]:
         return self.store.owners(self.name, self.scope)
 
+    def knows(self, owner: str) -> bool:
+        return self.store.version(self._key(owner)) > 0
+
     def records(self, owner: str) -> list[Record]:
         owner = owner_name(owner)
         self._fresh(owner)
@@ -347,6 +350,8 @@ class HeldDesign(Protocol):
 
     def owners(self) -> list[str]: ...
 
+    def knows(self, owner: str) -> bool: ...
+
     def records(self, owner: str) -> list[Record]: ...
 
     def stored_records(self, owner: str) -> list[Record]: ...
@@ -399,6 +404,10 @@ class BoundDesign:
 
     def owners(self) -> list[str]:
         return self.held.owners()
+
+    def knows(self, owner: str) -> bool:
+        """Whether the store holds memory of ``owner`` (in this design and scope), without reading it."""
+        return self.held.knows(owner_name(owner))
 
     def records(self, owner: str) -> list[Record]:
         return self.held.records(owner)

@@ -56,6 +56,9 @@ class OwnFileDesign:
     def owners(self) -> list[str]:
         return self.file.owners()
 
+    def knows(self, owner: str) -> bool:
+        return owner in self.file.owners()
+
     def records(self, owner: str) -> list[Record]:
         owner, key = self._owner(owner)
         return self.file.records(key, owner)

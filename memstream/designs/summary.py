@@ -12,7 +12,7 @@ everything the summary says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,8 +33,8 @@ class Summary:
     pending: list[Record] = field(default_factory=list)  # evicted, not yet absorbed
     calls: int = 0
     skipped: list[int] = field(default_factory=list)  # ids of records whose new summary was rejected
-    #: The last :func:`summary_doc` made, with what it was made from (a store asks at every write).
-    memo: tuple[tuple[Any, ...], dict[str, JsonValue]] | None = field(default=None, repr=False, compare=False)
+    #: What :func:`summary_doc` made so far (a store asks at every write), so a write costs what it adds.
+    memo: DocMemo | None = field(default=None, repr=False, compare=False)
 
     @property
     def done(self) -> int:
@@ -49,20 +49,45 @@ class Summary:
         return [Line(t, count_tokens(t), ids, float(i)) for i, t in enumerate(texts)]
 
 
+@dataclass
+class DocMemo:
+    """What :func:`summary_doc` made from one list of records, kept to go on from: each record's position
+    (the list only grows at its end), the runs of covered and passed-over positions so far, the last document."""
+
+    records: Sequence[Record]
+    position: dict[int, int] = field(default_factory=dict)
+    covers: list[list[int]] = field(default_factory=list)
+    covered: int = 0
+    skipped: list[list[int]] = field(default_factory=list)
+    passed: int = 0
+    made_from: tuple[Any, ...] = ()
+    doc: dict[str, JsonValue] = field(default_factory=dict)
+
+
 def summary_doc(summary: Summary, records: Sequence[Record]) -> dict[str, JsonValue]:
     """The summary as a small document for a store: which of ``records`` (the list it summarises, in order)
-    it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows."""
+    it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows.
+    What was made before is gone on from (covers and skips only grow), so a call costs what changed."""
+    memo = summary.memo
+    if (memo is None or memo.records is not records or len(memo.position) > len(records)
+            or memo.covered > len(summary.covers) or memo.passed > len(summary.skipped)):
+        memo = summary.memo = DocMemo(records)
     made_from = (summary.text, summary.calls, len(summary.covers), len(summary.skipped), len(summary.pending),
-                 summary.pending[0].id if summary.pending else 0, summary.covers[-1:], summary.skipped[-1:])
-    if summary.memo is not None and summary.memo[0] == made_from:
-        return summary.memo[1]
-    position = {r.id: i for i, r in enumerate(records)}
-    doc: dict[str, JsonValue] = {
-        "text": summary.text, "calls": summary.calls, "covers": runs([position[i] for i in summary.covers]),
-        "skipped": runs([position[i] for i in summary.skipped]),
-        "pending": runs([position[r.id] for r in summary.pending])}
-    summary.memo = (made_from, doc)
-    return doc
+                 summary.pending[0].id if summary.pending else 0)
+    if memo.doc and memo.made_from == made_from:
+        return memo.doc
+    memo.position.update((records[i].id, i) for i in range(len(memo.position), len(records)))
+    extend_runs(memo.covers, [memo.position[i] for i in summary.covers[memo.covered:]])
+    extend_runs(memo.skipped, [memo.position[i] for i in summary.skipped[memo.passed:]])
+    memo.covered, memo.passed = len(summary.covers), len(summary.skipped)
+    memo.made_from = made_from
+    memo.doc = {"text": summary.text, "calls": summary.calls, "covers": _copied(memo.covers),
+                "skipped": _copied(memo.skipped), "pending": runs([memo.position[r.id] for r in summary.pending])}
+    return memo.doc
+
+
+def _copied(made: list[list[int]]) -> list[JsonValue]:
+    return [list[JsonValue](run) for run in made]
 
 
 def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
@@ -77,12 +102,17 @@ def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
 def runs(positions: Sequence[int]) -> list[JsonValue]:
     """``[0, 1, 2, 5]`` as ``[[0, 3], [5, 1]]``: each run's start and length."""
     made: list[list[int]] = []
+    extend_runs(made, positions)
+    return _copied(made)
+
+
+def extend_runs(made: list[list[int]], positions: Iterable[int]) -> None:
+    """``made`` (runs, as :func:`runs` makes them) extended by ``positions``."""
     for p in positions:
         if made and made[-1][0] + made[-1][1] == p:
             made[-1][1] += 1
         else:
             made.append([p, 1])
-    return [list[JsonValue](run) for run in made]
 
 
 def unruns(made: Any) -> list[int]:

@@ -60,9 +60,10 @@ CREATE TABLE IF NOT EXISTS locks (
   PRIMARY KEY (owner, scope));
 CREATE TRIGGER IF NOT EXISTS versions_append_only_update BEFORE UPDATE ON versions
   BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS versions_append_only_delete BEFORE DELETE ON versions
-  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
 """
+#: Refuses every delete but :meth:`ProfileStore.erase`'s (which drops it for its transaction).
+_NO_DELETE = """CREATE TRIGGER IF NOT EXISTS versions_append_only_delete BEFORE DELETE ON versions
+  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;"""
 _COLUMNS = "n, text, edit, at, made_s, turns"
 
 
@@ -104,7 +105,7 @@ class ProfileStore:
         self.readonly = readonly
         self.db = sqlite.connect(self.path, kind=PROFILE, read_only=readonly, create=not readonly)
         if not readonly:
-            sqlite.create_tables(self.db, _SCHEMA, {"format": FORMAT})
+            sqlite.create_tables(self.db, _SCHEMA + _NO_DELETE + "\n", {"format": FORMAT})
 
     def close(self) -> None:
         self.db.close()
@@ -165,6 +166,26 @@ class ProfileStore:
             if kept is None:
                 self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
         return kept
+
+    def erase(self, owner: str) -> None:
+        """Delete every version of ``owner``'s files, in one transaction: the one exception to append-only,
+        for an owner forgotten (or dropped from a design's memory, to be read again from its store)."""
+        with sqlite.transaction(self.db):
+            self.db.execute("DROP TRIGGER IF EXISTS versions_append_only_delete")
+            self.db.execute("DELETE FROM versions WHERE owner=?", (owner,))
+            self.db.execute("DELETE FROM locks WHERE owner=?", (owner,))
+            self.db.execute(_NO_DELETE)
+
+    # -- one owner's versions, in the order written (a design store's log) -----------------------
+
+    def count(self, owner: str) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM versions WHERE owner=?", (owner,)).fetchone()[0])
+
+    def written_from(self, owner: str, start: int) -> list[tuple[str, Version]]:
+        """``owner``'s versions (every scope, with it) in the order written, from the ``start``-th."""
+        rows = self.db.execute(f"SELECT scope, {_COLUMNS} FROM versions WHERE owner=? ORDER BY id LIMIT -1 OFFSET ?",
+                               (owner, start))
+        return [(r[0], Version.of_row(r[1:])) for r in rows]
 
     # -- state (a design's state file) ----------------------------------------------------------
 

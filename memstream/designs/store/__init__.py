@@ -34,7 +34,11 @@ def open_design(name: str, *, store: str | Path, scope: str = "", embedder: Embe
     held = DesignStore(store, read_only=read_only)
     try:
         design = make_design(name, embedder=embedder, **_settings(held, name, config, reconfigure))
-        yield BoundDesign(RowsDesign(held, design, scope=_scope(scope)), chat=chat)
+        rows = RowsDesign(held, design, scope=_scope(scope))
+        try:
+            yield BoundDesign(rows, chat=chat)
+        finally:
+            rows.close()
     finally:
         held.close()
 

@@ -18,6 +18,7 @@ has is not written again, and its first id is returned.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 
@@ -34,11 +35,17 @@ OPTIMISTIC = 3
 
 
 class StoreIds:
-    """Record ids from the store, a block at a time (:data:`~.store.ID_BLOCK`)."""
+    """Record ids from the store, a block at a time (:data:`~.store.ID_BLOCK`); ``design`` names the counter
+    row (a design's, or ``design#name`` for another of its sequences, :meth:`sequence`)."""
 
     def __init__(self, store: DesignStore, design: str) -> None:
         self.store, self.design = store, design
         self._next = self._end = 0
+        self._sequences: dict[str, StoreIds] = {}
+
+    def sequence(self, name: str) -> StoreIds:
+        """The design's ids named ``name`` (kept in the counter row ``design#name``)."""
+        return self._sequences.setdefault(name, StoreIds(self.store, f"{self.design}#{name}"))
 
     def take(self) -> int:
         if self._next >= self._end:
@@ -51,9 +58,19 @@ class StoreIds:
     def next_id(self) -> int:
         return self._next if self._next < self._end else self.store.peek_id(self.design)
 
-    def reset(self) -> None:
-        """Give up the block (a rolled-back transaction took it back)."""
+    def give_back(self) -> None:
+        """Return what is left of the block (and of the other sequences'), at close."""
+        if self._next < self._end:
+            self.store.give_back_ids(self.design, self._next, self._end)
+        for other in self._sequences.values():
+            other.give_back()
         self._next = self._end = 0
+
+    def reset(self) -> None:
+        """Give up the block (a rolled-back transaction took it back), and those of the other sequences."""
+        self._next = self._end = 0
+        for other in self._sequences.values():
+            other.reset()
 
 
 def owner_name(owner: str) -> str:
@@ -74,6 +91,12 @@ class RowsDesign:
         self._held: dict[str, Held] = {}
         #: Each shared document's version and JSON as read (None: read them again before the next use).
         self._shared: dict[str, tuple[int, str]] | None = None
+
+    def close(self) -> None:
+        """Give back the ids this process reserved and did not use (the store stays open: its opener closes it)."""
+        if not self.store.read_only:
+            with suppress(MemstreamError):  # the store is busy or full: the ids stay reserved, a gap, nothing worse
+                self.ids.give_back()
 
     # -- reading --------------------------------------------------------------------------------
 

@@ -103,6 +103,9 @@ class ProfileStore:
     def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
         self.path = str(path)
         self.readonly = readonly
+        #: What a caller derived from each file's versions so far, by owner and scope (versions are only
+        #: appended, so it goes on from there; :meth:`erase` forgets an owner's).
+        self.derived: dict[tuple[str, str], Any] = {}
         self.db = sqlite.connect(self.path, kind=PROFILE, read_only=readonly, create=not readonly)
         if not readonly:
             sqlite.create_tables(self.db, _SCHEMA + _NO_DELETE + "\n", {"format": FORMAT})
@@ -120,6 +123,12 @@ class ProfileStore:
     def versions(self, owner: str, scope: str) -> list[Version]:
         rows = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? ORDER BY n",
                                (owner, scope))
+        return [Version.of_row(r) for r in rows]
+
+    def versions_after(self, owner: str, scope: str, n: int) -> list[Version]:
+        """The versions numbered after ``n``, in order."""
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? AND n>? ORDER BY n",
+                               (owner, scope, n))
         return [Version.of_row(r) for r in rows]
 
     def files(self) -> list[tuple[str, str]]:
@@ -170,6 +179,8 @@ class ProfileStore:
     def erase(self, owner: str) -> None:
         """Delete every version of ``owner``'s files, in one transaction: the one exception to append-only,
         for an owner forgotten (or dropped from a design's memory, to be read again from its store)."""
+        for key in [k for k in self.derived if k[0] == owner]:
+            del self.derived[key]
         with sqlite.transaction(self.db):
             self.db.execute("DROP TRIGGER IF EXISTS versions_append_only_delete")
             self.db.execute("DELETE FROM versions WHERE owner=?", (owner,))
@@ -182,9 +193,15 @@ class ProfileStore:
         return int(self.db.execute("SELECT COUNT(*) FROM versions WHERE owner=?", (owner,)).fetchone()[0])
 
     def written_from(self, owner: str, start: int) -> list[tuple[str, Version]]:
-        """``owner``'s versions (every scope, with it) in the order written, from the ``start``-th."""
-        rows = self.db.execute(f"SELECT scope, {_COLUMNS} FROM versions WHERE owner=? ORDER BY id LIMIT -1 OFFSET ?",
-                               (owner, start))
+        """``owner``'s versions (every scope, with it) in the order written, from the ``start``-th (their ids are
+        found in the index, only the versions asked for are read)."""
+        ids = [i for (i,) in self.db.execute("SELECT id FROM versions WHERE owner=? ORDER BY id", (owner,))][start:]
+        rows: list[Any] = []
+        for at in range(0, len(ids), 500):
+            chunk = ids[at:at + 500]
+            marks = ",".join("?" * len(chunk))
+            rows += self.db.execute(f"SELECT scope, {_COLUMNS} FROM versions WHERE id IN ({marks}) ORDER BY id",
+                                    chunk).fetchall()
         return [(r[0], Version.of_row(r[1:])) for r in rows]
 
     # -- state (a design's state file) ----------------------------------------------------------

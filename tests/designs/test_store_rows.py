@@ -94,3 +94,48 @@ def test_a_store_remembers_what_memory_alone_does(name: str, owners: int, plan: 
         assert _comparable(stored.design.get_state()) == _comparable(plain.get_state())
     finally:
         opened.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("name", list(DESIGNS))
+def test_forget_leaves_nothing_of_the_owner_and_the_others_as_they_were(name: str, tmp_path: Path) -> None:
+    chat, embedder = make_chat_model("offline"), make_embedder("hash")
+    path = tmp_path / "memory.db"
+    now = START + timedelta(days=1)
+    with open_design(name, store=path, embedder=embedder, chat=chat, **DESIGNS[name]) as memory:
+        for k in range(6):
+            memory.write("ana", _entries([("I live in Zanzibarquux with my sister", False), ("I love cello", False)],
+                                         10 * k))
+            memory.write("bo", _entries([("I live in Porto", False)], 10 * k + 5))
+        memory.consolidate("ana", now)
+        before = memory.context("bo", "where does he live?", now, 400)
+        assert "Zanzibarquux" in memory.context("ana", "where does she live?", now, 400).text
+        assert memory.forget("ana") > 0
+        assert memory.owners() == ["bo"]
+        assert memory.context("bo", "where does he live?", now, 400) == before
+        held = memory.design.get_state().model_dump_json()
+        assert "Zanzibarquux" not in held and '"ana"' not in held
+        assert memory.context("ana", "where does she live?", now, 400).blocks == []
+    assert not any(b"Zanzibarquux" in p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
+    with open_design(name, store=path, embedder=embedder, chat=chat) as memory:
+        assert memory.context("bo", "where does he live?", now, 400) == before
+
+
+def test_a_letta_block_shared_by_two_owners_is_one_block_in_the_store(tmp_path: Path) -> None:
+    """An edit of a shared block by one owner is seen by the other, read back from the store; forgetting one
+    owner keeps the block the other still has."""
+    chat, path = make_chat_model("offline"), tmp_path / "memory.db"
+    with open_design("letta", store=path, chat=chat) as memory:
+        block = memory.change(["ana", "bo"], lambda d: d.share_block("team", ["ana", "bo"], "the team meets on Mondays"))
+        memory.write("bo", _entries([("I live in Porto", False)], 0))
+    with open_design("letta", store=path, chat=chat) as memory:
+        def edit(design: Any) -> None:
+            design.store.get("ana", "team").value = "the team meets on Fridays"
+        memory.change(["ana"], edit)
+    with open_design("letta", store=path, chat=chat) as memory:
+        seen = memory.context("bo", "when does the team meet?", START + timedelta(days=1), 2000).text
+        assert "Fridays" in seen and "Mondays" not in seen
+        memory.forget("ana")
+        assert [b.label for b in memory.design.blocks_of("bo")] == ["persona", "human", "team"]
+        assert memory.design.store.get("bo", "team").id == block.id
+    with open_design("letta", store=path, chat=chat) as memory:
+        assert "Fridays" in memory.context("bo", "team", START + timedelta(days=1), 2000).text

@@ -17,10 +17,10 @@ has is not written again, and its first id is returned.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import suppress
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
@@ -29,6 +29,8 @@ from memstream.designs.store.store import ID_BLOCK, DesignStore, Held, OwnerKey,
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Stage
 from memstream.stream import normalise_owner
+
+T = TypeVar("T")
 
 #: Writes tried without the lock before one runs holding it.
 OPTIMISTIC = 3
@@ -236,6 +238,32 @@ class RowsDesign:
         self._shared = {**was, **{n: (versions[n], now[n][1]) for n in changed}}
         return True
 
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
+        """Run ``change`` on the design with ``owners`` as the store has them, holding the lock, and store what
+        it changed of each (and of what is shared) in that one transaction: how memory of several owners at
+        once is changed (letta's ``share_block``: one block attached to every owner in ``owners``)."""
+        names = list(dict.fromkeys(owner_name(o) for o in owners))
+        if self.store.read_only:
+            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
+        self.store.begin()
+        try:
+            for owner in names:
+                self._fresh(owner)
+            made = change(self.design)
+            for owner in names:
+                held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], {})
+                assert held is not None, "an owner read under the lock cannot have moved"
+                self._held[owner] = held
+            stored = self._store_shared()
+            assert stored, "shared documents read under the lock cannot have moved"
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            for owner in names:
+                self._unheld(owner)
+            raise
+        return made
+
     # -- forgetting -----------------------------------------------------------------------------
 
     def forget(self, owner: str) -> int:
@@ -313,6 +341,10 @@ class BoundDesign:
             self.write(owner, chunk)
             new += len({e.key for e in chunk} - before)
         return new
+
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
+        """Change the memory of several owners at once, in one transaction (:meth:`RowsDesign.change`)."""
+        return self.held.change(owners, change)
 
     def forget(self, owner: str) -> int:
         return self.held.forget(owner)

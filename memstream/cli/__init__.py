@@ -69,6 +69,10 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
 def main(argv: Sequence[str] | None = None) -> int:
     _log_to_stderr()
     parser, handlers = build_parser()
+    nul = next((a for a in (sys.argv[1:] if argv is None else argv) if "\x00" in a), None)
+    if nul is not None:  # (no shell passes one; a program calling main may: no path or name can hold it)
+        print(f"memstream: error: the argument {printable(nul)!r} holds a NUL character; remove it", file=sys.stderr)
+        return EXIT_USAGE
     try:
         args, extra = parser.parse_known_args(argv)
         if extra and getattr(args, "question", "") is None and len(extra) == 1 and not extra[0].startswith("-"):

@@ -16,7 +16,12 @@ How a write stays right with many processes (the same promise as :mod:`.bound`):
    is discarded and the write runs again. After :data:`~.bound.OPTIMISTIC` such tries it runs holding the
    lock from the start, so it always ends. Nothing is written to the design store itself.
 
-A write is acknowledged (its ids returned) only once committed.
+A write is acknowledged (its ids returned) only once committed. What the row designs promise of a handle
+holds here too (:mod:`.bound`): one write per owner at a time, a write needing the lock while another of
+the handle's writes holds it refused in one line, a write the file refuses (a full disk) one line saying
+what of it was kept (a facts file commits turn by turn: the turns before, each whole), and an owner with a
+damaged row in the file (:meth:`~memstream.designs.base.OwnFile.damage`) refused in one line while the
+other owners read and write on.
 """
 
 from __future__ import annotations

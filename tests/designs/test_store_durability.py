@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memstream.designs import DESIGNS, entry, open_design
-from memstream.designs.store import check, own_file_path
+from memstream.designs.store import check, check_store, own_file_path
 from memstream.designs.store.bound import OPTIMISTIC
 from memstream.errors import MemstreamError
 from memstream.models import HashEmbedder, OfflineChatModel, answer_all
@@ -639,6 +639,7 @@ def test_damaged_rows_are_listed_by_check_and_only_their_owner_fails(design: str
     _damage(design, store, damage, "ana")
     problems = check(str(store))
     assert problems and all("\n" not in p for p in problems), problems
+    assert check_store(str(store)) == problems[:50]  # what `memstream memory check` prints
     with opened(design, str(store)) as memory:
         with pytest.raises(MemstreamError) as error:
             memory.context("ana", "the lantern", START, 300)

@@ -21,6 +21,7 @@ answer many owners' questions at once, through the call cache, with retries coun
 
 from __future__ import annotations
 
+import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -68,11 +69,23 @@ class OwnFile(Protocol):
     ``key`` is the owner as the file names it (:meth:`owner_key`: the scope may be part of it); the design's
     own calls (write, context) take that key as their owner. A write runs the design's stage, which may hold
     what it wrote in memory (a write buffer); :meth:`commit` writes it, or returns False, writing nothing, if
-    another process wrote under it or already stored one of the entries (then :meth:`discard` it and retry)."""
+    another process wrote under it or already stored one of the entries (then :meth:`discard` it and retry).
+    A file that commits each entry as the stage writes it (``commits_as_written``) keeps the entries before a
+    failure, each whole: a write refused midway says so, and written again stores the rest once."""
 
     path: str
+    commits_as_written: bool
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The file's connection (what a write goes through: a full disk is this file's)."""
+        ...
 
     def owner_key(self, owner: str) -> str: ...
+
+    def damage(self, key: str) -> list[str]:
+        """Why the owner's rows cannot be read as written (a line each; none if they are sound)."""
+        ...
 
     def owners(self) -> list[str]: ...
 

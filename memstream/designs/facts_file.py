@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from memstream.designs.entries import Entry, Record
 from memstream.facts import FactStore, erase_owner
 from memstream.models import Embedder
+from memstream.stream import unreadable_time_sql
 
 #: Between the entry's key and the rest in a source key (keys never hold it: ``id:``/``sha256:`` text).
 KEY_END = "\x1f"
@@ -37,6 +38,29 @@ KEY_END = "\x1f"
 def stored_source_key(e: Entry) -> str:
     """A turn's source key in a design store: the entry's key, then its time, source, kind and session."""
     return e.key + KEY_END + json.dumps([e.at.isoformat(), e.source, e.kind, e.session], ensure_ascii=False)
+
+
+#: What a source key says beside the entry's key (its JSON), in SQL.
+_SAID = f"substr(key, instr(key, char({ord(KEY_END)})) + 1)"
+#: The condition true for a source key the store wrote whose JSON is not what :func:`stored_source_key`
+#: writes (a screen in SQL, so a read of a large owner costs no Python per turn; :func:`_said` decides).
+_UNREADABLE_SAID = (f"instr(key, char({ord(KEY_END)})) > 0 AND CASE WHEN NOT json_valid({_SAID}) THEN 1 "
+                    f"WHEN json_type({_SAID}) != 'array' OR json_array_length({_SAID}) != 4 THEN 1 "
+                    f"WHEN json_type({_SAID}, '$[1]') != 'text' OR json_type({_SAID}, '$[2]') != 'text' "
+                    f"OR json_type({_SAID}, '$[3]') != 'text' THEN 1 "
+                    f"ELSE ({unreadable_time_sql(f'json_extract({_SAID}, {chr(39)}$[0]{chr(39)})')}) END")
+
+
+def source_key_problems(db: sqlite3.Connection) -> list[str]:
+    """Every source of the facts file whose key, as a design store wrote it, cannot be read back (a line each):
+    what ``check`` adds for a facts file beside a store."""
+    problems = []
+    for sid, owner, key, at_s in db.execute(f"SELECT id, owner, key, at_s FROM sources WHERE {_UNREADABLE_SAID}"):
+        try:
+            _said(key, at_s)
+        except (ValueError, TypeError) as e:
+            problems.append(f"source {sid} of {owner!r}: what it says beside its text is unreadable ({str(e)[:60]})")
+    return problems[:50]
 
 
 class FactsHolder(Protocol):
@@ -55,12 +79,19 @@ class FactsHolder(Protocol):
 class FactsFile:
     """The facts design's memory in the facts file at ``path``, for owners in ``scope`` (the tenant)."""
 
+    #: Each turn is its own transaction, committed as the design's stage writes it (its facts are classified
+    #: against the turns before it): a write refused midway keeps the turns before, each whole.
+    commits_as_written = True
+
     def __init__(self, design: FactsHolder, path: str, scope: str, *, read_only: bool = False) -> None:
         made = type(design.config)()
         assert all(getattr(design.config, s) == getattr(made, s) for s in ("path", "tenant")), \
             "open_design refuses a user's path or tenant in a store"
         self.design, self.path, self.scope = design, path, scope
         design.tenant, design.source_key = scope, stored_source_key
+        #: Per owner: its turns' count and newest id when last screened, the problems found then, and the
+        #: file's change marks then (another connection's commits, this one's changes).
+        self._screened: dict[str, tuple[int, int, list[str], tuple[int, int]]] = {}
         if read_only and not Path(path).exists():
             return  # nothing written yet: the design's empty store in memory is what there is to read
         store = FactStore(path, design.given_embedder, readonly=read_only, create=not read_only)
@@ -73,6 +104,40 @@ class FactsFile:
 
     def owner_key(self, owner: str) -> str:
         return owner
+
+    def damage(self, key: str) -> list[str]:
+        """The owner's turns whose time, source, kind or session cannot be read back, and a profile whose
+        facts are not a list of ids. Turns are screened once: a context or write screens only the turns added
+        since (screening every turn cost 120 ms at 10,000), unless some went meanwhile (a forget)."""
+        where = (self.scope, key)
+        moved = (self.db.execute("PRAGMA data_version").fetchone()[0], self.db.total_changes)  # others', its own
+        seen = self._screened.get(key)
+        if seen is not None and seen[3] == moved:  # nothing written since: the turns are as screened
+            return self._with_profile(key, seen[2])
+        count, newest = self.db.execute("SELECT COUNT(*), COALESCE(MAX(id), 0) FROM sources WHERE tenant=? AND "
+                                        "owner=?", where).fetchone()
+        if seen is None or (count, newest) != seen[:2]:
+            after = seen[1] if seen is not None and newest >= seen[1] else 0
+            added = self.db.execute("SELECT COUNT(*) FROM sources WHERE tenant=? AND owner=? AND id > ?",
+                                    (*where, after)).fetchone()[0]
+            appended = seen is not None and seen[0] + added == count  # only turns added: screen those (else all)
+            found = list(seen[2]) if seen is not None and appended else []
+            for sid, skey, at_s in self.db.execute(f"SELECT id, key, at_s FROM sources WHERE id > ? AND tenant=? "
+                                                   f"AND owner=? AND {_UNREADABLE_SAID}",
+                                                   (after if appended else 0, *where)):
+                try:
+                    _said(skey, at_s)
+                except (ValueError, TypeError) as e:
+                    found.append(f"source {sid}: {str(e)[:60]}")
+        else:
+            found = seen[2]
+        self._screened[key] = (count, newest, found, moved)
+        return self._with_profile(key, found)
+
+    def _with_profile(self, key: str, problems: list[str]) -> list[str]:
+        row = self.db.execute("SELECT fact_ids FROM profiles WHERE tenant=? AND owner=?", (self.scope, key)).fetchone()
+        return [*problems, "its profile's facts are not a list of ids"] if row is not None and not _ids(row[0]) \
+            else list(problems)
 
     def owners(self) -> list[str]:
         return [o for (o,) in self.db.execute("SELECT owner FROM sources WHERE tenant=? GROUP BY owner "
@@ -123,9 +188,24 @@ class FactsFile:
 
 def _said(key: str, at_s: float) -> tuple[datetime, str, str, str]:
     """An entry's time, source, kind and session from its source key (a source the store did not key: its
-    stored time and nothing else)."""
-    try:
-        at, source, kind, session = json.loads(key.split(KEY_END, 1)[1])
-        return datetime.fromisoformat(at), source, kind, session
-    except (IndexError, ValueError, TypeError):
+    stored time and nothing else); ValueError for a key the store wrote that cannot be read back (it once
+    read as that stored time and nothing else, so an export quietly lost the entry's source and session)."""
+    if KEY_END not in key:
         return datetime.fromtimestamp(at_s, UTC), "", "turn", ""
+    said = json.loads(key.split(KEY_END, 1)[1])
+    if not (isinstance(said, list) and len(said) == 4 and all(isinstance(x, str) for x in said)):
+        raise ValueError(f"{str(said)[:40]!r} is not [time, source, kind, session]")
+    at, source, kind, session = said
+    when = datetime.fromisoformat(at)
+    if when.utcoffset() is None:
+        raise ValueError(f"time {at[:40]!r} has no time zone")
+    return when, source, kind, session
+
+
+def _ids(text: str) -> bool:
+    """Whether ``text`` is a JSON list of ids (what a profile's ``fact_ids`` holds)."""
+    try:
+        ids = json.loads(text)
+    except (TypeError, ValueError):
+        return False
+    return isinstance(ids, list) and all(isinstance(i, int) for i in ids)

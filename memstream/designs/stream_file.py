@@ -18,6 +18,7 @@ mark), so it cannot be the design store's tables: it is kept beside the store. W
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -25,7 +26,7 @@ from typing import Protocol
 from memstream.designs.entries import Record
 from memstream.errors import MemstreamError
 from memstream.models import Embedder
-from memstream.stream import MemoryStream, Weights
+from memstream.stream import MemoryStream, Weights, reflected_key
 
 #: Where a memory made from an entry keeps the entry's key (a retried write is found by it and stored once).
 ENTRY_KEY = "key"
@@ -48,6 +49,9 @@ class StreamHolder(Protocol):
 class StreamFile:
     """The stream design's memory in the stream file at ``path``, for owners in ``scope``."""
 
+    #: A write waits in the stream's buffer and is committed in one transaction, whole or not at all.
+    commits_as_written = False
+
     def __init__(self, design: StreamHolder, path: str, scope: str, *, read_only: bool = False) -> None:
         if SCOPE_MARK in scope:
             raise MemstreamError(f"a scope of the stream design cannot hold {SCOPE_MARK!r} (it joins scope and "
@@ -65,6 +69,28 @@ class StreamFile:
     @property
     def stream(self) -> MemoryStream:
         return self.design.stream
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        return self.stream.store.db
+
+    def damage(self, key: str) -> list[str]:
+        """Why the owner's memories cannot be read as written: the rows the stream's screen found damaged
+        (:mod:`memstream.stream.damage`; the stream alone skips them with a warning, which would leave a
+        design store's owner quietly missing memories) and a reflection mark that is not a memory id."""
+        self.stream.has(key)  # catches up with the file: new rows are screened
+        found = self.stream.store.damaged
+        problems: list[str] = []
+        ids = sorted(found)
+        for start in range(0, len(ids), 10_000):  # (the store's own look-ups leave damaged rows out)
+            chunk = ids[start:start + 10_000]
+            mine = {i for (i,) in self.db.execute(f"SELECT rowid FROM memories WHERE owner=? AND rowid IN "
+                                                  f"({','.join('?' * len(chunk))})", (key, *chunk))}
+            problems += [f"memory {i}: {found[i]}" for i in chunk if i in mine]
+        mark = self.stream.store.get_meta(reflected_key(key))
+        if mark is not None and not str(mark).isdigit():
+            problems.append(f"its reflection mark {str(mark)[:20]!r} is not a memory id")
+        return problems
 
     def owner_key(self, owner: str) -> str:
         if SCOPE_MARK in owner:

@@ -31,7 +31,7 @@ from memstream.designs import prompts
 from memstream.designs.base import DesignConfig, MemoryDesign, OwnFile, check_budget, own_config
 from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
-from memstream.designs.facts_file import FactsFile
+from memstream.designs.facts_file import FactsFile, source_key_problems
 from memstream.designs.log import stamped
 from memstream.designs.parse import ExtractedFact, Verdict, parse_extracted, verdict_parser
 from memstream.designs.state import DesignState
@@ -113,7 +113,7 @@ class FactsDesign(MemoryDesign[FactsState]):
 
     @classmethod
     def check_own_file(cls, path: str) -> list[str]:
-        return check_facts_file(path)
+        return check_facts_file(path, also=source_key_problems)
 
     # -- writing ---------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ for each fact that has not exactly one current version (``chains``)."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
@@ -12,8 +13,10 @@ from memstream.facts import schema
 from memstream.facts.chains import chain_problems
 
 
-def check_facts_file(path: str | Path) -> list[str]:
-    return sqlite.check_file(path, schema.FACTS, _problems)
+def check_facts_file(path: str | Path, *, also: Callable[[sqlite3.Connection], list[str]] | None = None) -> list[str]:
+    """Every problem of the facts file at ``path``; ``also``: the problems its user's conventions add (a design
+    store's source keys)."""
+    return sqlite.check_file(path, schema.FACTS, lambda db: _problems(db) + (also(db) if also else []))
 
 
 def _problems(db: sqlite3.Connection) -> list[str]:
@@ -30,6 +33,9 @@ def _problems(db: sqlite3.Connection) -> list[str]:
         "facts have no source": "SELECT COUNT(*) FROM facts WHERE id NOT IN (SELECT fact_id FROM provenance)",
         "facts have an empty or odd-sized vector": "SELECT COUNT(*) FROM facts WHERE length(embedding) = 0 OR "
                                                    "length(embedding) % 4 != 0",
+        "profiles list their facts in something not a JSON list": "SELECT COUNT(*) FROM profiles WHERE CASE WHEN "
+                                                                   "json_valid(fact_ids) THEN json_type(fact_ids) "
+                                                                   "!= 'array' ELSE 1 END",
         "edges join two owners": "SELECT COUNT(*) FROM edges e JOIN facts a ON a.id = e.src JOIN facts b ON "
                                  "b.id = e.dst WHERE a.owner != b.owner OR a.tenant != b.tenant",
     }

@@ -20,18 +20,25 @@ MIN_EPOCH_S, MAX_EPOCH_S = -62135596800, 253402300799
 
 _JSON_ARRAY = "CASE WHEN json_valid({c}) THEN json_type({c}) = 'array' ELSE 0 END"
 
+
+
+def unreadable_time_sql(column: str) -> str:
+    """The SQL condition true when ``column`` is not an ISO time with a zone that Python reads (a day that
+    does not exist, such as 02-30, is caught by reading the date back: julianday takes it as 03-02)."""
+    c = column
+    return (f"typeof({c}) != 'text' OR julianday({c}) IS NULL OR {c} NOT GLOB "
+            f"'[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][T ][0-2][0-9]:[0-5][0-9]*' OR {c} GLOB '0000*' "
+            f"OR NOT ({c} GLOB '*[+-][0-9][0-9]:[0-9][0-9]' OR {c} GLOB '*Z') "
+            f"OR date(julianday(substr({c}, 1, 10))) IS NOT substr({c}, 1, 10) "
+            f"OR strftime('%H:%M', '2000-01-01 ' || substr({c}, 12, 5)) IS NOT substr({c}, 12, 5)")
+
+
 #: (why the row is damaged, the SQL condition that finds it), first match reported.
 CHECKS: tuple[tuple[str, str], ...] = (
     ("its id is not a positive whole number", "typeof(id) != 'integer' OR id < 1"),
     ("its owner, kind or text is not text", "typeof(owner) != 'text' OR typeof(kind) != 'text' "
                                             "OR typeof(text) != 'text'"),
-    ("its creation time is unreadable",
-     "typeof(created_at) != 'text' OR julianday(created_at) IS NULL OR created_at NOT GLOB "
-     "'[0-9][0-9][0-9][0-9]-[01][0-9]-[0-3][0-9][T ][0-2][0-9]:[0-5][0-9]*' OR created_at GLOB '0000*' "
-     "OR NOT (created_at GLOB '*[+-][0-9][0-9]:[0-9][0-9]' OR created_at GLOB '*Z') "
-     # SQLite reads a 30 February as 2 March: a date it writes back otherwise is no date
-     "OR date(julianday(substr(created_at, 1, 10))) IS NOT substr(created_at, 1, 10) "
-     "OR strftime('%H:%M', '2000-01-01 ' || substr(created_at, 12, 5)) IS NOT substr(created_at, 12, 5)"),
+    ("its creation time is unreadable", unreadable_time_sql("created_at")),
     ("its creation time is out of range", "typeof(created_s) NOT IN ('real', 'integer') "
                                           f"OR created_s NOT BETWEEN {MIN_EPOCH_S} AND {MAX_EPOCH_S}"),
     ("its importance is not a whole number from 1 to 10", "typeof(importance) != 'integer' "

@@ -387,6 +387,8 @@ def _problems(db: sqlite3.Connection) -> list[str]:
     meta = dict(db.execute("SELECT key, value FROM meta"))
     dim = int(meta.get("dim", "0") or 0)
     damaged = damage.screen(db, dim)
+    problems += [f"meta {k}: {str(v)[:20]!r} is not a memory id" for k, v in sorted(meta.items())
+                 if k.startswith(reflected_key("")) and not str(v).isdigit()]
     problems += [f"memory {mid}: {why}" for mid, why in sorted(damaged.items())]
     owners: dict[int, str] = {}
     for mid, owner, cites, blob, created_at in db.execute(

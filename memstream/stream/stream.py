@@ -35,7 +35,7 @@ from memstream.stream.memory import (
     Weights,
     normalise_owner,
 )
-from memstream.stream.store import Row, Store, StreamMark, encode_json, reflected_key
+from memstream.stream.store import IDS_THROUGH, Row, Store, StreamMark, encode_json, reflected_key
 from memstream.stream.timescope import TimeScope, time_scope
 from memstream.timeutil import from_epoch, require_aware, to_epoch
 
@@ -181,6 +181,9 @@ class MemoryStream:
                 self._memory_cache.clear()
             rows = self.store.load_after(self._max_id)
             accesses = self.store.accesses_after(self._access_rowid)
+            # ids handed out to memories since forgotten are taken too (a forget of the owner with the newest
+            # memory, by another process, left every buffered write here refused as a conflict, for good)
+            forgotten = int(self.store.get_meta(IDS_THROUGH) or 0) if self._erasures else 0
         by_owner: dict[str, list[tuple[int, float, int, bytes]]] = {}
         for mid, owner, created_s, importance, blob in rows:
             by_owner.setdefault(owner, []).append((mid, created_s, importance, blob))
@@ -192,8 +195,10 @@ class MemoryStream:
             self._index(owner).add(np.fromiter((r[0] for r in mine), dtype=np.int64, count=n),
                                    vectors.reshape(-1, self.embedder.dim), created,
                                    np.fromiter((r[2] for r in mine), np.float64, n), keys=keys)
-        if rows:
-            self._max_id = rows[-1][0]
+        # past the damaged rows too (skipped, yet their ids are taken): a stream whose newest row was damaged
+        # handed out that row's id again, and every buffered write of any owner was refused as a conflict
+        skipped = max((i for i in self.store.damaged if i > self._max_id), default=0)
+        self._max_id = max(rows[-1][0] if rows else 0, skipped, forgotten, self._max_id)
         if accesses:
             self._apply_accesses([(mid, at_s) for _, mid, at_s in accesses])
             self._access_rowid = accesses[-1][0]
@@ -332,8 +337,12 @@ class MemoryStream:
         self._writable()
         owner = self._name(owner)
         self.flush()
+        known = self._erasures
         gone = self.store.forget(owner)
-        self._erasures = self.store.erasures()
+        if self.store.erasures() == known + 1:  # no other forget since the indexes were built: they stand
+            self._erasures = known + 1
+        # (else another process forgot an owner meanwhile: taking the count as seen hid that forget from these
+        # indexes for good, which went on serving its memories; the next read rebuilds them instead)
         index = self._owners.pop(owner, None)
         for mid in index.ids.values.tolist() if index is not None else ():
             self._memory_cache.pop(int(mid), None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -169,6 +169,54 @@ def test_an_owner_forgotten_by_another_connection_is_gone_from_what_this_one_hol
         assert shown(b, "bo") == bo
         a.write("ana", turns("ana", 1))  # written again after forgetting: new ids, nothing of before
         assert [r.text for r in b.records("ana")] == [turns("ana", 1)[0].text]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_another_connection_writes_on_once_the_owner_with_the_newest_memory_is_forgotten(tmp_path: Path,
+                                                                                      name: str) -> None:
+    """The stream once handed out the forgotten memory's id again in every other process (which then saw each
+    of its writes conflict, for good, and failed on an assertion)."""
+    path = tmp_path / "m.db"
+    with bound(name, path, chat=OfflineChatModel()) as a, bound(name, path, chat=OfflineChatModel()) as b:
+        b.write("ana", turns("ana", 2))
+        a.write("bo", turns("bo", 2))  # the newest memory is bo's
+        a.forget("bo")
+        made = turns("ana", 4)[2:]
+        assert all(isinstance(i, int) for i in b.write("ana", made))
+        assert [r.text for r in a.records("ana")] == [e.text for e in turns("ana", 4)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_forget_here_does_not_hide_one_made_by_another_connection_meanwhile(tmp_path: Path, name: str) -> None:
+    """The stream took the erasure count after its own forget as seen, so a forget another process had made
+    just before was never noticed here: this connection went on serving the forgotten owner's memories."""
+    path = tmp_path / "m.db"
+    with bound(name, path, chat=OfflineChatModel()) as a, bound(name, path, chat=OfflineChatModel()) as b:
+        a.write("ana", turns("ana", 3))
+        a.write("bo", turns("bo", 3))
+        assert shown(a, "ana")[0]
+        b.forget("ana")
+        a.forget("bo")
+        assert a.context("ana", QUESTION, LATER, 300).blocks == [] and a.records("ana") == []
+
+
+def test_a_stream_whose_newest_memory_is_damaged_still_writes_its_other_owners(tmp_path: Path) -> None:
+    """The damaged row is skipped yet its id is taken: the stream handed it out again, so every write of any
+    owner conflicted for good. Now only the damaged owner is refused, in one line."""
+    path = tmp_path / "m.db"
+    with bound("stream", path, chat=OfflineChatModel()) as memory:
+        memory.write("ana", turns("ana", 2))
+        memory.write("bo", turns("bo", 2))
+    with closing(sqlite3.connect(own_file_path(path, "stream"), isolation_level=None)) as db:
+        db.execute("DROP TRIGGER memories_append_only_update")
+        db.execute("UPDATE memories SET created_at='2026-02-30T09:00:00+00:00' WHERE id=(SELECT MAX(id) FROM memories)")
+    assert any("creation time" in p for p in check(path))
+    with bound("stream", path, chat=OfflineChatModel()) as memory:
+        assert all(isinstance(i, int) for i in memory.write("ana", turns("ana", 3)[2:]))
+        with pytest.raises(MemstreamError, match="'bo' is damaged.*memory check"):
+            memory.write("bo", turns("bo", 3)[2:])
+    with bound("stream", path) as memory:
+        assert len(memory.records("ana")) == 3
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -24,7 +24,7 @@ from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.backends import check as check_rows
 from memstream.designs.store.backends import open_rows, refuse_own_file
 from memstream.designs.store.bound import BoundDesign, RowsDesign
-from memstream.designs.store.checking import check_store, refuse_non_store
+from memstream.designs.store.checking import check_store, own_file_problems, refuse_non_store
 from memstream.designs.store.own_file import OwnFileDesign
 from memstream.designs.store.postgres import PostgresStore, is_postgres
 from memstream.designs.store.rows import Rows
@@ -93,13 +93,7 @@ def check(path: str | Path) -> list[str]:
     """Every problem of the design store at ``path`` and of the files of their own kind beside it (each line
     naming its file), reading only; none if all are sound."""
     problems = check_rows(path)
-    if is_postgres(path):
-        return problems
-    for name, kind in DESIGNS.items():
-        beside = own_file_path(path, name)
-        if kind.keeps_own_file and Path(beside).exists():
-            problems += [f"{beside}: {p}" for p in kind.check_own_file(beside)]
-    return problems
+    return problems if is_postgres(path) else problems + own_file_problems(path)
 
 
 def _settings(store: Rows, name: str, config: dict[str, Any], reconfigure: bool) -> dict[str, Any]:

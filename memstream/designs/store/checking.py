@@ -11,9 +11,9 @@ from contextlib import closing
 from pathlib import Path
 
 import memstream.sqlite as sqlite
-from memstream.designs.registry import make_design
+from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.bound import RowsDesign
-from memstream.designs.store.schema import DESIGN_STORE
+from memstream.designs.store.schema import DESIGN_STORE, own_file_path
 from memstream.designs.store.store import DesignStore, check
 from memstream.errors import MemstreamError
 from memstream.files import not_a_file
@@ -40,11 +40,23 @@ def refuse_non_store(path: str | Path) -> None:
         # anything else (a damaged page, an unreadable schema) is a problem check describes
 
 
+def own_file_problems(path: str | Path) -> list[str]:
+    """Every problem of the files of their own kind beside the store at ``path`` (``PATH.stream``,
+    ``PATH.facts``), each line naming its file, reading only."""
+    problems = []
+    for name, kind in DESIGNS.items():
+        beside = own_file_path(path, name)
+        if kind.keeps_own_file and Path(beside).exists():
+            problems += [f"{beside}: {p}" for p in kind.check_own_file(beside)]
+    return problems
+
+
 def check_store(path: str | Path, *, embedder: Embedder | None = None) -> list[str]:
-    """Every problem of the design store at ``path`` (none if it is sound), reading only: the file, its rows,
-    then each owner of each design loaded as that design reads it."""
+    """Every problem of the design store at ``path`` (none if it is sound), reading only: the file, its rows
+    and the files of their own kind beside it, then each owner of each design kept as rows loaded as that
+    design reads it (an own file's check reads each of its rows)."""
     refuse_non_store(path)
-    problems = check(path)
+    problems = check(path) + own_file_problems(path)  # (`memstream memory check` once passed a damaged own file)
     if problems:
         return problems
     store = DesignStore(path, read_only=True)

@@ -46,10 +46,17 @@ def record_time(at: str) -> datetime:
     return when
 
 
-def damaged(path: str, key: OwnerKey, error: BaseException) -> str:
-    """The one line for an owner whose rows cannot be read back."""
-    return (f"{path}: the {key.design} memory of {key.owner!r} is damaged ({type(error).__name__}: "
-            f"{str(error).splitlines()[0][:80] if str(error) else ''}); run `memstream memory check`")
+def damaged(path: str, key: OwnerKey, error: BaseException | str) -> str:
+    """The one line for an owner whose rows cannot be read back (``error``: what failed, or why)."""
+    why = error if isinstance(error, str) else (
+        f"{type(error).__name__}: {str(error).splitlines()[0][:80] if str(error) else ''}")
+    return f"{path}: the {key.design} memory of {key.owner!r} is damaged ({why[:120]}); run `memstream memory check`"
+
+
+def not_stored(path: str, error: BaseException, *, kept: str = "nothing of it was kept") -> MemstreamError:
+    """The one line for a write SQLite refused (a full disk, a medium gone read-only) at ``path``; ``kept``:
+    what of the write is in the file all the same."""
+    return MemstreamError(f"{path}: the write was not stored ({sqlite.reason(error)}); {kept}{fix_for(error)}")
 
 
 
@@ -102,8 +109,7 @@ class DesignStore:
         is another write's): the one line to raise."""
         if rollback:
             self.rollback()
-        return MemstreamError(f"{self.path}: the write was not stored ({sqlite.reason(error)}); nothing of it was "
-                              f"kept{fix_for(error)}")
+        return not_stored(self.path, error)
 
     @property
     def in_transaction(self) -> bool:

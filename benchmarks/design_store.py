@@ -95,8 +95,13 @@ def write_cost(name: str, folder: Path, sizes: list[int], writes: int, embedder:
             "write_ratio_median": round(median[sizes[-1]] / median[sizes[0]], 2)}
 
 
+class NotCopyable(Exception):
+    """A design whose owners cannot be copied row for row (its documents name record ids)."""
+
+
 def build(name: str, path: Path, owners: int, entries: int, embedder: Embedder) -> None:
-    """A store of ``owners`` x ``entries``: the first owner through the design, the others copied in SQL."""
+    """A store of ``owners`` x ``entries``: the first owner through the design, the others copied in SQL
+    (:class:`NotCopyable` if a copy does not read as the owner it was copied from)."""
     with open_design(name, store=path, embedder=embedder, chat=OfflineChatModel()) as memory:
         grow(memory, owner_of(0), 0, entries)
         db = memory.held.store.db
@@ -121,10 +126,11 @@ def build(name: str, path: Path, owners: int, entries: int, embedder: Embedder) 
         db.execute("COMMIT")
         memory.held.store.checkpoint()
     with open_design(name, store=path, embedder=embedder) as memory:
-        first, copy = (memory.context(owner_of(k), QUESTION, _now(entries), BUDGET).text for k in (0, owners - 1))
-        if first != copy:
-            raise SystemExit(f"{name}: an owner copied in SQL does not read as the one written (its documents "
-                             "name record ids?); build this design's store through open_design instead")
+        first, *copies = (memory.context(owner_of(k), QUESTION, _now(entries), BUDGET).text
+                          for k in dict.fromkeys((0, owners // 2, owners - 1)))
+        if any(copy != first for copy in copies):
+            raise NotCopyable(f"{name}: an owner copied in SQL does not read as the one written (its documents "
+                              "name record ids), and a store of this size written through the design takes hours")
 
 
 def owner_of(k: int) -> str:
@@ -145,9 +151,9 @@ def open_and_assemble(name: str, path: Path, owners: int, entries: int, repeat: 
         with open_design(name, store=path, embedder=embedder) as memory:
             context = memory.context(owner, QUESTION, _now(entries), BUDGET)
         times.append(time.perf_counter() - started)
-        assert context.tokens > 0, f"{name}: {owner} assembled an empty context"
+        tokens = context.tokens  # (a profile of the benchmark's plain turns may hold nothing: 0 is a figure too)
     return {"open_context_ms": round(statistics.median(times) * 1000, 1),
-            "open_context_ms_worst": round(max(times) * 1000, 1)}
+            "open_context_ms_worst": round(max(times) * 1000, 1), "context_tokens": tokens}
 
 
 def bytes_per_entry(path: Path, owners: int, entries: int) -> float:
@@ -165,7 +171,13 @@ def run(designs: list[str], sizes: list[int], writes: int, owners: int, entries:
             row: dict[str, Any] = {"design": name, **write_cost(name, folder, sizes, writes, embedder)}
             big = folder / f"{name}.big.db"
             started = time.perf_counter()
-            build(name, big, owners, entries, embedder)
+            try:
+                build(name, big, owners, entries, embedder)
+            except NotCopyable as e:  # said in the row; its write cost still measured
+                row.update(build_s=None, open_context_ms=None, open_context_ms_worst=None, bytes_per_entry=None,
+                           meets_targets=None, open_not_measured=str(e))
+                rows.append(row)
+                continue
             row["build_s"] = round(time.perf_counter() - started, 1)
             row.update(open_and_assemble(name, big, owners, entries, repeat, embedder))
             row["bytes_per_entry"] = bytes_per_entry(big, owners, entries)
@@ -187,8 +199,9 @@ def table(result: dict[str, Any]) -> str:
     for r in result["designs"]:
         w = r["write_ms"]
         lines.append(f"{r['design']:<16}{w[str(small)]:>12}{w[str(large)]:>12}{r['write_ratio']:>8}"
-                     f"{r['open_context_ms']:>13}{r['open_context_ms_worst']:>8}{r['bytes_per_entry']:>9}"
-                     f"{r['build_s']:>9}  {'met' if r['meets_targets'] else 'MISSED'}")
+                     f"{r['open_context_ms']!s:>13}{r['open_context_ms_worst']!s:>8}{r['bytes_per_entry']!s:>9}"
+                     f"{r['build_s']!s:>9}  "
+                     f"{'open not measured' if r['meets_targets'] is None else 'met' if r['meets_targets'] else 'MISSED'}")
     if result["not_measured"]:
         lines.append(f"not measured (not kept as rows yet): {', '.join(result['not_measured'])}")
     return "\n".join(lines)

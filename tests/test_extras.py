@@ -38,6 +38,16 @@ def test_the_sweep_names_the_ray_extra_in_one_line_exit_2(monkeypatch: pytest.Mo
     assert not (tmp_path / "sweep").exists()  # refused before anything is written
 
 
+@pytest.mark.parametrize("module", ["uvicorn", "fastapi"])
+def test_serve_names_the_service_extra_in_one_line_exit_2(module: str, monkeypatch: pytest.MonkeyPatch, capsys,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, module, None)
+    assert main(["serve", "--store", str(tmp_path / "s.db")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "memstream: error: memstream serve needs memstream[service]: pip install 'memstream[service]'"]
+    assert not (tmp_path / "s.db").exists()  # refused before the store is made
+
+
 def test_a_cli_user_gets_the_missing_embedder_as_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "wordllama", None)
     assert main(["demo", "--embedder", "wordllama"]) == 2
@@ -58,7 +68,7 @@ def test_a_package_of_the_extra_missing_its_own_dependency_names_the_extra_too(
 def test_every_extra_named_in_the_package_is_declared_and_dev_has_them_all() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    named = {"eval", "postgres", "ray"}  # the extras memstream's import_extra calls name
+    named = {"eval", "postgres", "ray", "service"}  # the extras memstream's import_extra calls name
     sources = "\n".join(p.read_text() for p in (ROOT / "memstream").rglob("*.py"))
     assert {e for e in extras if f'extra="{e}"' in sources} == named
     assert f"memstream[{','.join(sorted(named))}]" in extras["dev"]

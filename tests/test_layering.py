@@ -1,7 +1,7 @@
 """The package's layering, read from the imports themselves (function-level and TYPE_CHECKING ones too).
 
 errors, timeutil, files, offline_text, offline_events <- models <- stream, trust, facts <- reflection <-
-planning, designs <- sim, eval <- cli, plots, sweep, view <- testing (docs/architecture.md draws it): nothing imports a
+planning, designs <- sim, eval <- cli, plots, sweep, view, service, client <- testing (docs/architecture.md draws it): nothing imports a
 layer above its own, packages on one layer stand apart where APART says so, and no modules import each other in
 a loop.
 """
@@ -18,21 +18,22 @@ PACKAGE = Path(__file__).resolve().parent.parent / "memstream"
 #: Each top-level module or subpackage of memstream, with its layer (higher may import lower).
 LAYERS = {
     "errors": 0, "timeutil": 0, "offline_text": 0, "offline_events": 0, "files": 0, "sqlite": 0, "weight_text": 0,
+    "spoken_times": 0, "offline_corrections": 0, "offline_news": 0,
     "models": 1,
     "stream": 2, "trust": 2, "facts": 2,
     "reflection": 3,
     "planning": 4, "designs": 4,
     "sim": 5, "eval": 5,
-    "plots": 6, "cli": 6, "sweep": 6, "view": 6,
+    "plots": 6, "cli": 6, "sweep": 6, "view": 6, "service": 6, "client": 6,
     "__init__": 2,  # the package face: re-exports models and stream
     "__main__": 7, "examples": 7, "testing": 7,
 }
 #: Same layer, still apart: eval beside sim, designs beside planning, trust beside stream, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning"),
-         ("trust", "stream"), ("stream", "trust")}
+         ("trust", "stream"), ("stream", "trust"), ("service", "cli"), ("client", "cli")}
 #: Packages whose face (``__init__``) is the only way in from another package.
 FACED = {"models", "stream", "trust", "facts", "reflection", "planning", "designs", "sim", "eval", "view", "sweep",
-         "testing"}
+         "testing", "service"}
 
 
 def module_name(path: Path) -> str:
@@ -237,3 +238,14 @@ def test_no_command_imports_another(module: str) -> None:
 def command_of(module: str) -> str:
     """The command a module of ``cli/commands`` belongs to: its module, or the package it is in."""
     return ".".join(module.split(".")[:4])
+
+
+
+def test_the_command_line_imports_the_service_only_inside_serve() -> None:
+    """``memstream serve`` is the one command that needs the service (and its extra), and only when it runs."""
+    for module in CLI:
+        if any(unit(i) in ("service", "client") for i in GRAPH[module]):
+            assert module == "memstream.cli.commands.serve", f"{module} imports the service"
+    path = PACKAGE / "cli" / "commands" / "serve.py"
+    top = [n for n in ast.parse(path.read_text(encoding="utf-8")).body if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert not any((getattr(n, "module", "") or "").startswith("memstream.service") for n in top)

@@ -34,7 +34,7 @@ NO_REGISTRY = ("NewConnectionError", "Failed to establish a new connection", "Te
                "Network is unreachable", "No route to host", "ConnectTimeoutError", "ReadTimeoutError",
                "Max retries exceeded", "ProxyError")
 #: The extras' packages, none of which the core installs.
-EXTRAS = {"wordllama": "eval", "ray": "ray"}
+EXTRAS = {"wordllama": "eval", "ray": "ray", "fastapi": "service", "uvicorn": "service"}
 
 
 @dataclass(frozen=True)

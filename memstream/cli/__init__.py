@@ -25,6 +25,7 @@ from memstream.cli.commands import (
     reflect,
     replay,
     run,
+    serve,
     sweep,
     view,
 )
@@ -37,7 +38,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 #: The command modules, in the order ``memstream --help`` lists their commands.
 COMMANDS = (add, recall, inspect, demo, reflect, plan, run, replay, interview, measure, sweep, view, plot, evaluate,
-            profile, facts, memory, provenance)
+            profile, facts, memory, provenance, serve)
 
 
 class _Prefixed(logging.Formatter):

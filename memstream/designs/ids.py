@@ -18,6 +18,9 @@ class IdSource(Protocol):
     def next_id(self) -> int:
         """The id :meth:`take` gives next (what a state file records)."""
 
+    def sequence(self, name: str) -> IdSource:
+        """Another sequence of ids, ``name``'s (a design's block ids beside its record ids), from 1."""
+
 
 class Counter:
     """Ids counted in memory, from ``start``."""
@@ -28,3 +31,6 @@ class Counter:
     def take(self) -> int:
         taken, self.next_id = self.next_id, self.next_id + 1
         return taken
+
+    def sequence(self, name: str) -> Counter:
+        return Counter()

@@ -47,15 +47,26 @@ class RecordIndex:
         self._vectors: np.ndarray | None = None
         self._starts: np.ndarray | None = None
         self._bm25: _Lexical | None = None
-        self._created = np.zeros(0)
+        self._epochs: list[float] = []
+        self._created_at: np.ndarray | None = None
 
     def add(self, records: list[Record], importance: list[float] | None = None) -> None:
+        """Append ``records``: their vectors are made now (one batch), everything stacked over all records
+        waits for the next query, so a write costs the same however many records the owner has."""
         self.records.extend(records)
         self.importance.extend(importance or [5.0] * len(records))
-        self._created = np.concatenate([self._created, [to_epoch(r.at) for r in records]])
+        self._epochs.extend(to_epoch(r.at) for r in records)
+        self._created_at = None
         self._bm25 = None
         if self.embedder is not None:
             self._embed_new()
+
+    @property
+    def _created(self) -> np.ndarray:
+        """Each record's time (epoch seconds), stacked at the first query after a write."""
+        if self._created_at is None:
+            self._created_at = np.asarray(self._epochs, dtype=np.float64)
+        return self._created_at
 
     def prepare(self) -> None:
         """Bring the lexical index up to date now, off the answer's path."""
@@ -73,17 +84,22 @@ class RecordIndex:
         keys = [windows(r.text) for r in missing]
         flat = self.embedder.embed([w for k in keys for w in k])
         self._chunks.extend(np.split(flat, np.cumsum([len(k) for k in keys])[:-1]))
-        self._vectors = self._starts = None  # stacked at the next read: a write costs its own records only
+        self._vectors = self._starts = None  # stacked again at the next query
+
+    def _stacked(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every record's window vectors in one matrix, and where each record's begin (made once per write)."""
+        if self._vectors is None or self._starts is None:
+            self._vectors = np.vstack(self._chunks)
+            self._starts = np.cumsum([0] + [len(c) for c in self._chunks[:-1]])
+        return self._vectors, self._starts
 
     def relevance(self, query: str) -> np.ndarray:
         """Each record's best-window cosine with ``query``."""
         self._embed_new()
         assert self.embedder is not None and self._chunks, "a dense retriever needs an embedder and a record"
-        if self._vectors is None or self._starts is None:
-            self._vectors = np.vstack(self._chunks)
-            self._starts = np.cumsum([0] + [len(c) for c in self._chunks[:-1]])
+        vectors, starts = self._stacked()
         q = self.embedder.embed([query])[0]
-        return np.maximum.reduceat(self._vectors @ q, self._starts)
+        return np.maximum.reduceat(vectors @ q, starts)
 
     def keys(self, i: int) -> list[str]:
         r = self.records[i]

@@ -12,7 +12,7 @@ everything the summary says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,10 +33,8 @@ class Summary:
     pending: list[Record] = field(default_factory=list)  # evicted, not yet absorbed
     calls: int = 0
     skipped: list[int] = field(default_factory=list)  # ids of records whose new summary was rejected
-    #: The last :func:`summary_doc` made, with what it was made from (a store asks at every write).
-    memo: tuple[tuple[Any, ...], dict[str, JsonValue]] | None = field(default=None, repr=False, compare=False)
-    #: What :func:`summary_doc` worked out so far, extended as records, covers and skips grow (never remade).
-    placed: Placed = field(default_factory=lambda: Placed(), repr=False, compare=False)
+    #: What :func:`summary_doc` made so far (a store asks at every write), so a write costs what it adds.
+    memo: DocMemo | None = field(default=None, repr=False, compare=False)
 
     @property
     def done(self) -> int:
@@ -52,53 +50,44 @@ class Summary:
 
 
 @dataclass
-class Placed:
-    """Each record's position (for the records seen so far) and the runs of the covered and skipped ones:
-    records, covers and skips only grow, so a write extends these by what it added, and the document costs
-    the same at the 10,000th record as at the 100th."""
+class DocMemo:
+    """What :func:`summary_doc` made from one list of records, kept to go on from: each record's position
+    (the list only grows at its end), the runs of covered and passed-over positions so far, the last document."""
 
+    records: Sequence[Record]
     position: dict[int, int] = field(default_factory=dict)
-    seen: list[Record] = field(default_factory=list)  # the first and last record placed (an append-only check)
-    covers: tuple[int, list[list[int]]] = field(default_factory=lambda: (0, []))  # how many are in the runs; the runs
-    skipped: tuple[int, list[list[int]]] = field(default_factory=lambda: (0, []))
-
-    def positions(self, records: Sequence[Record]) -> dict[int, int]:
-        """Each of ``records``' id with its position, placing only the records new since the last call."""
-        n = len(self.position)
-        if n > len(records) or (n and (records[0] != self.seen[0] or records[n - 1] != self.seen[1])):
-            self.position, self.covers, self.skipped, n = {}, (0, []), (0, []), 0  # another list: place again
-        for i in range(n, len(records)):
-            self.position[records[i].id] = i
-        if records:
-            self.seen = [records[0], records[-1]]
-        return self.position
-
-    @staticmethod
-    def extended(made: tuple[int, list[list[int]]], ids: Sequence[int],
-                 position: Mapping[int, int]) -> tuple[int, list[list[int]]]:
-        done, spans = made
-        if done > len(ids):
-            done, spans = 0, []
-        return len(ids), extend_runs(spans, [position[i] for i in ids[done:]])
+    covers: list[list[int]] = field(default_factory=list)
+    covered: int = 0
+    skipped: list[list[int]] = field(default_factory=list)
+    passed: int = 0
+    made_from: tuple[Any, ...] = ()
+    doc: dict[str, JsonValue] = field(default_factory=dict)
 
 
 def summary_doc(summary: Summary, records: Sequence[Record]) -> dict[str, JsonValue]:
     """The summary as a small document for a store: which of ``records`` (the list it summarises, in order)
-    it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows."""
+    it covers, passed over and waits on, as runs of positions, so the document stays small as memory grows.
+    What was made before is gone on from (covers and skips only grow), so a call costs what changed."""
+    memo = summary.memo
+    if (memo is None or memo.records is not records or len(memo.position) > len(records)
+            or memo.covered > len(summary.covers) or memo.passed > len(summary.skipped)):
+        memo = summary.memo = DocMemo(records)
     made_from = (summary.text, summary.calls, len(summary.covers), len(summary.skipped), len(summary.pending),
-                 summary.pending[0].id if summary.pending else 0, summary.covers[-1:], summary.skipped[-1:])
-    if summary.memo is not None and summary.memo[0] == made_from:
-        return summary.memo[1]
-    placed = summary.placed
-    position = placed.positions(records)
-    placed.covers = placed.extended(placed.covers, summary.covers, position)
-    placed.skipped = placed.extended(placed.skipped, summary.skipped, position)
-    doc: dict[str, JsonValue] = {
-        "text": summary.text, "calls": summary.calls, "covers": [list[JsonValue](r) for r in placed.covers[1]],
-        "skipped": [list[JsonValue](r) for r in placed.skipped[1]],
-        "pending": runs([position[r.id] for r in summary.pending])}
-    summary.memo = (made_from, doc)
-    return doc
+                 summary.pending[0].id if summary.pending else 0)
+    if memo.doc and memo.made_from == made_from:
+        return memo.doc
+    memo.position.update((records[i].id, i) for i in range(len(memo.position), len(records)))
+    extend_runs(memo.covers, [memo.position[i] for i in summary.covers[memo.covered:]])
+    extend_runs(memo.skipped, [memo.position[i] for i in summary.skipped[memo.passed:]])
+    memo.covered, memo.passed = len(summary.covers), len(summary.skipped)
+    memo.made_from = made_from
+    memo.doc = {"text": summary.text, "calls": summary.calls, "covers": _copied(memo.covers),
+                "skipped": _copied(memo.skipped), "pending": runs([memo.position[r.id] for r in summary.pending])}
+    return memo.doc
+
+
+def _copied(made: list[list[int]]) -> list[JsonValue]:
+    return [list[JsonValue](run) for run in made]
 
 
 def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
@@ -112,17 +101,18 @@ def summary_of(doc: Mapping[str, Any], records: Sequence[Record]) -> Summary:
 
 def runs(positions: Sequence[int]) -> list[JsonValue]:
     """``[0, 1, 2, 5]`` as ``[[0, 3], [5, 1]]``: each run's start and length."""
-    return [list[JsonValue](run) for run in extend_runs([], positions)]
+    made: list[list[int]] = []
+    extend_runs(made, positions)
+    return _copied(made)
 
 
-def extend_runs(made: list[list[int]], positions: Sequence[int]) -> list[list[int]]:
-    """``made`` (runs, changed in place) with ``positions`` after them; ``made``."""
+def extend_runs(made: list[list[int]], positions: Iterable[int]) -> None:
+    """``made`` (runs, as :func:`runs` makes them) extended by ``positions``."""
     for p in positions:
         if made and made[-1][0] + made[-1][1] == p:
             made[-1][1] += 1
         else:
             made.append([p, 1])
-    return made
 
 
 def unruns(made: Any) -> list[int]:

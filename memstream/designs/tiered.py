@@ -11,14 +11,16 @@ are not retrieved twice); the generative ones rate importance as entries are wri
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any, cast
 
-from pydantic import Field, field_validator
+from pydantic import Field, JsonValue, field_validator
 
-from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, check_budget, own_config
+from memstream.designs.base import COMPACTIONS, DesignConfig, MemoryDesign, OwnerRows, check_budget, own_config
 from memstream.designs.context import Context, Fit, fit_best, fit_newest
-from memstream.designs.entries import Entry
+from memstream.designs.entries import Entry, Record
+from memstream.designs.ids import IdSource
 from memstream.designs.index import RecordIndex
 from memstream.designs.log import RecordLog
 from memstream.designs.retrievers import (
@@ -30,7 +32,7 @@ from memstream.designs.retrievers import (
     score,
 )
 from memstream.designs.state import DesignState, SavedSummary, SummarisedOwner, records_of
-from memstream.designs.summary import Summary, absorb_stage
+from memstream.designs.summary import Summary, absorb_stage, summary_doc, summary_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import Weights, importance_stage, normalise_owner, top_k
@@ -83,6 +85,7 @@ class TieredDesign(MemoryDesign[TieredState]):
         self.indexes: dict[str, RecordIndex] = {}
         self.summaries: dict[str, Summary] = {}
         self.importance: dict[int, int] = {}
+        self.turns: dict[str, list[Record]] = {}  # each owner's records but the pinned ones (what is summarised)
 
     def _index(self, owner: str) -> RecordIndex:
         return self.indexes.setdefault(normalise_owner(owner), RecordIndex(self.embedder))
@@ -99,7 +102,8 @@ class TieredDesign(MemoryDesign[TieredState]):
             self.importance.update((r.id, x) for r, x in zip(records, ratings, strict=True))
         self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])
         summary = self._summary(owner)
-        turns = [r for r in self.log.records(owner) if r.kind != "pinned"]
+        turns = self.turns.setdefault(normalise_owner(owner), [])
+        turns.extend(r for r in records if r.kind != "pinned")
         seen = summary.done + len(summary.pending)
         summary.pending.extend(turns[seen:max(seen, len(turns) - self.config.window_turns)])
         yield from absorb_stage(summary, self.config.batch, self.config.summary_words, checker=self.checker,
@@ -146,6 +150,38 @@ class TieredDesign(MemoryDesign[TieredState]):
         """Compactions: summary requests, each folding a batch of evicted turns into the summary."""
         return {COMPACTIONS: sum(s.calls for s in self.summaries.values())}
 
+    # -- kept in a store ------------------------------------------------------------------------
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        """Records; beside each, the importance the model rated it (if it did); the summary, as a document."""
+        extras = cast(Mapping[int, JsonValue], self.importance)  # read only for the records being written
+        summary = summary_doc(self._summary(owner), self.turns.get(owner, []))
+        return OwnerRows(self.log.records(owner), extras, {"summary": summary})
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        self.log.hold(owner, rows.records)
+        records = self.log.records(owner)
+        self.importance.update((i, int(cast(int, x))) for i, x in rows.extras.items())
+        self._hold_turns(owner, records)
+        if "summary" in rows.docs:
+            self.summaries[owner] = summary_of(cast(dict[str, Any], rows.docs["summary"]), self.turns[owner])
+
+    def drop_owner(self, owner: str) -> None:
+        for r in self.log.records(owner):
+            self.importance.pop(r.id, None)
+        self.log.drop(owner)
+        for held in (self.indexes, self.summaries, self.turns):
+            held.pop(owner, None)
+
+    def use_ids(self, ids: IdSource) -> None:
+        self.log.ids = ids
+
+    def _hold_turns(self, owner: str, records: list[Record]) -> None:
+        """The owner's index and turns made from ``records`` (as the design holds them)."""
+        self.turns[owner] = [r for r in records if r.kind != "pinned"]
+        self.indexes.pop(owner, None)
+        self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])
+
     def get_state(self) -> TieredState:
         records = self.log.saved()
         owners = {}
@@ -160,6 +196,6 @@ class TieredDesign(MemoryDesign[TieredState]):
         by_id = self.log.by_id()
         self.summaries = {o: saved.summary.summary(by_id) for o, saved in state.owners.items()}
         self.importance = {i: x for saved in state.owners.values() for i, x in saved.importance.items()}
-        self.indexes = {}
+        self.indexes, self.turns = {}, {}
         for owner, records in self.log.by_owner.items():
-            self._index(owner).add(records, [float(self.importance.get(r.id, 5)) for r in records])
+            self._hold_turns(owner, records)

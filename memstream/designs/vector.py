@@ -57,6 +57,16 @@ class VectorDesign(LogRows, MemoryDesign[LogState]):
         fits = fill_tiers([Tier("retrieved", lambda room, _: fit_best(ranked, room))], budget_tokens)
         return assemble(fits, ("retrieved",), budget_tokens, in_time={"retrieved"})
 
+    def ranked(self, owner: str, query: str, limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` records most relevant to ``query``, best first: each record's id and its relevance
+        (the cosine similarity the context ranks by)."""
+        index = self._index(owner)
+        if not len(index):
+            return []
+        relevance = index.relevance(query).astype(np.float64)
+        records = self.log.records(owner)
+        return [(records[i].id, float(relevance[i])) for i in top_k(relevance, min(limit, len(records)))[:limit]]
+
     def load_owner(self, owner: str, rows: OwnerRows) -> None:
         super().load_owner(owner, rows)
         self._index(owner).add(list(rows.records))

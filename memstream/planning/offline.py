@@ -13,7 +13,11 @@ place as ordinary English writes them, knowing the place names the prompt spells
   reacts only to an emergency (8+ on the importance rules: a fire, an accident), by
   seeing to it;
 - the morning's revision keeps the situation as it was and lists the events still
-  to come that the numbered memories set, citing them.
+  to come that the numbered memories set, citing them;
+- a correction replaces what it corrects and a cancellation drops it
+  (:func:`memstream.offline_news.standing`), in the day plan, the revision and a reaction: an
+  observation that moves or calls off an appointment of today drops the old one. A stroke read
+  from words ("after lunch") says how it read them (``reading``).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ import re
 from datetime import date, datetime
 
 from memstream.models import Message, prompt_of, register_rules
-from memstream.offline_events import Commitment, commitment, date_words, named_places
+from memstream.offline_events import Commitment, commitment, date_words, named_places, partial_commitment
+from memstream.offline_news import Standing, standing
 from memstream.planning import prompts
 from memstream.planning.plan import SLEEPING
 from memstream.stream import rate_poignancy
@@ -77,17 +82,27 @@ def _listed(content: str) -> list[tuple[int, date, str]]:
     return [(int(n), _day(d), text) for n, d, text in _LISTED.findall(content)]
 
 
+def _currently(content: str) -> list[str]:
+    line = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")), "")
+    return [s for s in re.split(r"(?<=[.;])\s+", line) if s]
+
+
+def _standing(content: str, today: date, *, currently: bool = True) -> list[tuple[Standing, int | None]]:
+    """The events that still stand (:func:`memstream.offline_news.standing`) of the Currently line's
+    sentences (said today) and the numbered memories (oldest first), with the number of the memory."""
+    listed = _listed(content)
+    said = [(s, today) for s in _currently(content)] if currently else []
+    events = standing([*said, *((text, written) for _, written, text in listed)], named_places(content))
+    return [(s, listed[s.index - len(said)][0] if s.index >= len(said) else None) for s in events]
+
+
 def _events(content: str, today: date) -> list[tuple[Commitment, int | None]]:
     """Events on ``today`` that the numbered memories (with their number) or the Currently line set."""
-    places = named_places(content)
-    found: list[tuple[Commitment, int | None]] = [(c, n) for n, written, text in _listed(content)
-                                                  if (c := commitment(text, places)) and c.on(today, written)]
-    currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
-                     "")
-    for sentence in re.split(r"(?<=[.;])\s+", currently):
-        c = commitment(sentence, places)
-        if c and c.on(today, today) and all((c.time, c.place) != (k.time, k.place) for k, _ in found):
-            found.append((c, None))
+    found: list[tuple[Commitment, int | None]] = []
+    for s, n in sorted(_standing(content, today), key=lambda x: x[1] is None):  # a cited memory before Currently
+        c = s.event
+        if c.on(today, s.written or today) and all((c.time, c.place) != (k.time, k.place) for k, _ in found):
+            found.append((c, n))
     return found
 
 
@@ -114,7 +129,8 @@ def answer_day(messages: list[Message]) -> str:
     strokes = strokes[: prompts.MAX_STROKES - 1 - len(events)]
     out = [{"time": t, "activity": a, "location": loc} for t, a, loc in strokes]
     out += [{"time": t, "activity": c.activity, "location": c.place, "minutes": c.minutes or EVENT_MINUTES,
-             **({"because": [because[t]]} if t in because else {})} for t, c in events.items()]
+             **({"because": [because[t]]} if t in because else {}), **({"reading": c.reading} if c.reading else {})}
+            for t, c in events.items()]
     out.append({"time": me["sleep"], "activity": "go to bed", "location": me["home"]})
     return json.dumps({"strokes": sorted(out, key=lambda s: s["time"])})
 
@@ -155,9 +171,26 @@ def answer_react(messages: list[Message]) -> str:
     content = prompt_of(messages)
     observation = _found(r"Observation: (.+)", content).group(1)
     now, today = _found(r"It is (\d\d:\d\d) on (\w+ \d{1,2} \w+ \d{4})\.", content).groups()
-    event = commitment(observation, named_places(content))
+    day = _day(today)
+    remembered = [line[2:] for line in content.split("Relevant memories:\n", 1)[-1].splitlines()
+                  if line.startswith("- ")]
+    events = standing([*((m, None) for m in remembered), (observation, day)], named_places(content))
+    mine = next((s for s in events if s.index == len(remembered)), None)
+    read = partial_commitment(observation, named_places(content), day)
+    if read and read.corrects:  # a move or a cancellation: the old appointment of today goes
+        old = [c for text in remembered if (c := commitment(text, named_places(content), day))
+               and c.on(day, day) and c.time > now and (mine is None or c.time != mine.event.time)]
+        drop = old[0].time if old else ""
+        if mine and mine.event.on(day, day) and mine.event.time > now:
+            return json.dumps({"react": True, "reaction": mine.event.activity, "time": mine.event.time,
+                               "location": mine.event.place, "minutes": mine.event.minutes, "drop": drop})
+        if drop:
+            return json.dumps({"react": True, "reaction": f"carry on: the {old[0].event or 'event'} is called off",
+                               "drop": drop})
+        return json.dumps({"react": False, "reaction": ""})
+    event = commitment(observation, named_places(content), day)
     if event:  # an event: go when it is later today, else nothing changes now
-        if event.on(_day(today), _day(today)) and event.time > now:
+        if event.on(day, day) and event.time > now:
             return json.dumps({"react": True, "reaction": event.activity, "time": event.time,
                                "location": event.place, "minutes": event.minutes})
         return json.dumps({"react": False, "reaction": ""})
@@ -176,11 +209,10 @@ def answer_revise(messages: list[Message]) -> str:
     name = _found(re.compile(r"^Name: (.+?) \(age", re.M), content).group(1)
     base = currently.split(" Plans: ")[0].strip() or f"{name} goes about the usual days"
     listed = _listed(content)
-    places = named_places(content)
     coming: dict[tuple, tuple[int, str]] = {}
-    for n, written, text in listed:
-        c = commitment(text, places)
-        if c and (day := c.next_day(today, written)):
+    for s, n in _standing(content, today, currently=False):
+        c = s.event
+        if n is not None and (day := c.next_day(today, s.written or today)):
             coming.setdefault((c.time, c.place, day), (n, f"{c.activity} at {c.place} at {c.time} on "
                                                           f"{date_words(day)}"))
     plans = sorted(coming.values())

@@ -34,6 +34,8 @@ class StrokeIn(BaseModel):
     location: str = ""
     because: Citations = Field(default_factory=list)  # numbers of the listed memories it rests on
     minutes: int | None = Field(default=None, ge=1, le=24 * 60)
+    #: How the cited memories' words were read as this time, when the answer says (the offline rules do).
+    reading: str = Field(default="", max_length=400)
 
 
 class Strokes(BaseModel):
@@ -66,6 +68,7 @@ class Reaction(BaseModel):
     time: str = ""      # HH:MM if the reaction is for later today (an appointment), else it starts now
     location: str = ""
     minutes: int | None = Field(default=None, ge=1, le=24 * 60)  # how long the appointment lasts, if said
+    drop: str = ""      # HH:MM of today's appointment the observation moves or calls off, if any
 
 
 class Revision(BaseModel):

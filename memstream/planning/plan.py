@@ -23,6 +23,7 @@ class StrokeRecord(TypedDict):
     location: str
     minutes: NotRequired[int]
     cites: NotRequired[list[int]]
+    reading: NotRequired[str]
 
 
 class ActionRecord(TypedDict):
@@ -62,6 +63,7 @@ class Stroke:
     location: str
     minutes: int | None = None
     cites: tuple[int, ...] = ()
+    reading: str = ""  # how the cited memories' words were read as this time ("'after lunch' as 13:00 ...")
 
     @property
     def appointment(self) -> bool:
@@ -73,12 +75,14 @@ class Stroke:
             out["minutes"] = self.minutes
         if self.cites:
             out["cites"] = list(self.cites)
+        if self.reading:
+            out["reading"] = self.reading
         return out
 
     @classmethod
     def from_dict(cls, data: StrokeRecord) -> Stroke:
         return cls(data["time"], data["activity"], data["location"], data.get("minutes"),
-                   tuple(data.get("cites", ())))
+                   tuple(data.get("cites", ())), data.get("reading", ""))
 
 
 def appointment_span(stroke: Stroke, strokes: list[Stroke]) -> tuple[int, int]:

@@ -183,7 +183,7 @@ def _strokes(answer: list[StrokeIn], listed: list[Memory], home: str) -> list[St
     for s in answer:
         cites = cited(s.because, listed)
         strokes.append(Stroke(s.time, s.activity.strip(), s.location.strip() or home,
-                              s.minutes if cites else None, cites))
+                              s.minutes if cites else None, cites, s.reading.strip() if cites else ""))
     kept = [s for s in strokes if s.appointment][: prompts.MAX_STROKES]
     kept += [s for s in strokes if not s.appointment][: prompts.MAX_STROKES - len(kept)]
     return sorted(kept, key=lambda s: s.time)
@@ -305,10 +305,17 @@ def react_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observa
     if decision is None or not decision.react:
         return ReactDecision(False, "", plan)
     later = decision.time if decision.time and minute_of_day(decision.time) > now.hour * 60 + now.minute else ""
-    if later and any(s.time == later and s.activity == decision.reaction for s in plan.strokes):
+    drop = decision.drop if any(s.appointment and s.time == decision.drop and s.time != later
+                                and minute_of_day(s.time) > now.hour * 60 + now.minute for s in plan.strokes) else ""
+    if not drop and later and any(s.time == later and s.activity == decision.reaction for s in plan.strokes):
         return ReactDecision(False, "", plan)  # the plan holds this appointment already
+    if decision.drop and not drop and not later:
+        return ReactDecision(False, "", plan)  # nothing of the plan to call off
+    if drop:  # the appointment it moves or calls off goes; the hours it held follow the other strokes
+        plan = DayPlan(plan.owner, plan.day, [s for s in plan.strokes if s.time != drop], plan.blocks, plan.memory_id)
     new = yield from replan_stage(stream, plan, identity, observation, decision.reaction, now, at=later,
-                                  location=decision.location, minutes=decision.minutes, evidence=evidence)
+                                  location=decision.location, minutes=decision.minutes, evidence=evidence,
+                                  keep_current=bool(drop and not later))
     return ReactDecision(True, decision.reaction + (f" at {later}" if later else ""), new)
 
 
@@ -321,12 +328,13 @@ def react(stream: MemoryStream, owner: str, observation: str, now: datetime, *,
 
 def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observation: str, reaction: str,
                  now: datetime, *, at: str = "", location: str = "", minutes: int | None = None,
-                 evidence: tuple[int, ...] = ()) -> Stage[DayPlan]:
+                 evidence: tuple[int, ...] = (), keep_current: bool = False) -> Stage[DayPlan]:
     """The rest of the day from ``now`` planned again around ``reaction``; the past stays as it was.
 
     With ``at`` (a later time today) the reaction is an appointment then, at ``location``, for
-    ``minutes`` (else until the next stroke); without, it starts now. Written as a new plan memory
-    citing the plan it supersedes (the stream is append-only).
+    ``minutes`` (else until the next stroke); without, it starts now (unless ``keep_current``: an
+    appointment called off, the day goes on as planned). Written as a new plan memory citing the plan
+    it supersedes (the stream is append-only).
     """
     now = require_aware(now, "now").replace(second=0, microsecond=0)
     kept = []
@@ -352,7 +360,7 @@ def replan_stage(stream: MemoryStream, plan: DayPlan, identity: Identity, observ
     begins = minute_of_day(at) if at else now.hour * 60 + now.minute
     reacting = Anchor(begins, begins + (minutes or 60), reaction, timed_words(reaction))
     fresh = yield from _blocks(identity, plan.day, strokes, now, extra, (reacting,) if reacting.words else ())
-    if fresh and reaction and not at:
+    if fresh and reaction and not at and not keep_current:
         fresh[0].activity = reaction
     new = DayPlan(identity.name, plan.day, strokes, kept + fresh)
     text = f"At {now:%H:%M} {identity.name} changed plans: {reaction}" + (f" at {at} ({where})" if at else "")

@@ -13,6 +13,7 @@ import re
 
 from memstream.models import Message, prompt_of, register_rules
 from memstream.offline_events import Commitment, commitment, named_places
+from memstream.offline_news import is_past, latest_day, superseded
 from memstream.offline_text import content_words, frequent, names
 from memstream.reflection import prompts
 
@@ -52,7 +53,9 @@ def answer_insights(messages: list[Message]) -> str:
       weekday: the statements carry no date, so "tomorrow" cannot be carried over), said once for
       all of them: "Ann has heard of the party at Hobbs Cafe at 17:00 on 14 February 2 times" (an
       event one statement announces is that statement: saying it again would be a restatement,
-      which ``memstream.reflection.sense`` drops);
+      which ``memstream.reflection.sense`` drops); not an event a correction among them replaced or
+      called off (:func:`memstream.offline_news.superseded`), nor one whose day is before the latest
+      day the statements name in full (a day plan's date: that day has come, the event is past);
     - a person the owner has talked with in two or more of them: "Ann has talked with Ben 3 times";
     - someone else (a first and last name) who is the subject or the other party of two or more:
       "Ann often comes across Ben Lee";
@@ -75,8 +78,14 @@ def _events(owner: str, statements: dict[int, str]) -> list[dict]:
     places = named_places("\n".join(statements.values()))
     found: dict[tuple, list[int]] = {}
     said: dict[tuple, Commitment] = {}
-    for n, text in sorted(statements.items()):
-        c = _one_said(text, places) if _TALK.match(text) else None  # heard, not the owner's own notes
+    ordered = sorted(statements.items())
+    gone = {ordered[i][0] for i in superseded([text for _, text in ordered])}
+    today = latest_day("\n".join(statements.values()))
+    for n, text in ordered:
+        # heard, not the owner's own notes; one statement's event, never stitched from several
+        c = _one_said(text, places) if _TALK.match(text) and n not in gone else None
+        if c and c.month_day and today and is_past(c, None, today):
+            continue
         if c and (c.month_day or c.weekday is not None):
             key = (c.time, c.place.lower(), c.when)
             found.setdefault(key, []).append(n)

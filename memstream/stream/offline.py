@@ -7,7 +7,8 @@ is imported. A rating is built from, in turn:
    whose words it holds, as whole words (or a stem written with ``*``: "pregnan*"), so that
    "select" is not "elect" and "fireplace" is not "fire". The tiers follow the paper's anchors:
    brushing teeth is 1, a death or an engagement 9; a statement that holds none is 2.
-2. **Whether it is an event with a time and a place** (:func:`memstream.offline_events.commitment`):
+2. **Whether it is an event with a clock time and a place** (:func:`memstream.offline_events.commitment`,
+   ``clock_only``: a time said in words or a correction is not weighed here):
    something one can go to is at least notable (6, the prompt's "an invitation") and one above
    the tier its words give, so an announced party outranks talk of one.
 3. **The weight of news** (:func:`weight_cues`): one more for each kind of generic cue it holds,
@@ -124,7 +125,7 @@ def rate_poignancy(text: str) -> int:
     held to the routine tier for a statement about things only."""
     tier = lexicon_tier(text)
     rating = ROUTINE if tier is None else tier
-    event = commitment(text) is not None
+    event = commitment(text, clock_only=True) is not None  # clock times only: ratings stay as they were
     cues = len([kind for kind in weight_cues(text) if not (event and kind == "a date")])  # an event's date is its own
     if cues and rating < EMERGENCY:
         rating = min(EMERGENCY, rating + min(MAX_CUES, cues))

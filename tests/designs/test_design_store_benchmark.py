@@ -26,7 +26,12 @@ def test_the_quick_run_measures_every_design_kept_as_rows(tmp_path: Path, capsys
     assert [r["design"] for r in result["designs"]] == kept
     for r in result["designs"]:
         assert set(r["write_ms"]) == {"10", "100"} and all(v > 0 for v in r["write_ms"].values())
-        assert r["write_ratio"] > 0 and r["open_context_ms"] > 0 and r["bytes_per_entry"] > 0
+        assert r["write_ratio"] > 0, r
+        if "open_not_measured" in r:  # owners that cannot be copied row for row: said, not guessed
+            assert r["open_context_ms"] is None and "record ids" in r["open_not_measured"], r
+            continue
+        assert r["open_context_ms"] > 0 and r["bytes_per_entry"] > 0, r
+        assert r["context_tokens"] > 0 or r["design"] == "profile", r  # the profile of plain turns may be empty
     assert result["not_measured"] == [n for n in DESIGNS if not storable(n)]
     assert "open+ctx ms" in capsys.readouterr().out
 

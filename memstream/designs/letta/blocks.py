@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from memstream.designs.ids import Counter, IdSource
 from memstream.errors import MemstreamError
 
 #: Letta's default character limit of a core memory block.
@@ -42,7 +43,11 @@ class BlockStore:
     def __init__(self) -> None:
         self.blocks: dict[int, MemoryBlock] = {}
         self.attached: dict[str, list[int]] = {}
-        self.next_id = 1
+        self.ids: IdSource = Counter()
+
+    @property
+    def next_id(self) -> int:
+        return self.ids.next_id
 
     def create(self, label: str, value: str = "", *, description: str = "", limit: int = DEFAULT_LIMIT,
                read_only: bool = False) -> MemoryBlock:
@@ -52,9 +57,8 @@ class BlockStore:
             raise MemstreamError(f"block {label!r}: its character limit must be positive, got {limit}")
         if len(value) > limit:
             raise MemstreamError(f"block {label!r}: its value ({len(value)} characters) is over its limit of {limit}")
-        made = MemoryBlock(self.next_id, label, value, description, limit, read_only)
+        made = MemoryBlock(self.ids.take(), label, value, description, limit, read_only)
         self.blocks[made.id] = made
-        self.next_id += 1
         return made
 
     def attach(self, owner: str, block: MemoryBlock) -> None:

@@ -23,15 +23,18 @@ messages, summaries, block edits, archival inserts, and the sleep-time agent's o
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import Any, cast
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
-from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, check_budget
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, OwnerRows, check_budget
 from memstream.designs.context import Context, Fit, Line, fit_best, fit_newest
 from memstream.designs.entries import Entry, Record
+from memstream.designs.ids import Counter as IdCounter
+from memstream.designs.ids import IdSource
 from memstream.designs.index import RecordIndex
 from memstream.designs.letta import prompts
 from memstream.designs.letta.agent import chain_stage
@@ -45,11 +48,12 @@ from memstream.designs.letta.memory import (
     search_scores,
     transcript_lines,
 )
-from memstream.designs.letta.queue import QueueMessage
+from memstream.designs.letta.queue import Queue, QueueMessage
 from memstream.designs.letta.state import LettaOwner, LettaState, SavedAgent, SavedBlock
 from memstream.designs.letta.tools import AGENT_TOOLS, EDIT_ERRORS, SLEEPTIME_TOOLS
 from memstream.designs.log import RecordLog
 from memstream.designs.state import records_of
+from memstream.designs.summary import runs, summary_doc, summary_of, unruns
 from memstream.designs.tiers import Tier, assemble, fill_tiers, shown_ids
 from memstream.errors import MemstreamError
 from memstream.models import Stage, count_tokens
@@ -94,6 +98,9 @@ class LettaDesign(MemoryDesign[LettaState]):
         self.archives: dict[str, RecordIndex] = {}  # archival storage: the agent's passages
         self.archival: dict[int, list[int]] = {}  # passage id -> the turns it was written from
         self.by_id: dict[int, Record] = {}
+        self.turns: dict[str, list[Record]] = {}  # each owner's records but its archival passages, in order
+        #: The blocks attached to several owners (a store keeps them apart from any one owner's memory).
+        self.shared: set[int] = set()
 
     # -- owners, blocks, records ---------------------------------------------------------------
 
@@ -117,6 +124,8 @@ class LettaDesign(MemoryDesign[LettaState]):
             if self.store.get(owner, label) is not None:
                 raise MemstreamError(f"{owner!r} already has a block labelled {label!r}; choose another label")
         made = self.store.create(label, value, description=description, limit=limit, read_only=read_only)
+        if len(set(names)) > 1:
+            self.shared.add(made.id)
         for owner in names:
             self.store.attach(owner, made)
         return made
@@ -130,6 +139,8 @@ class LettaDesign(MemoryDesign[LettaState]):
         records = self.log.append(owner, entries)
         self.by_id.update((r.id, r) for r in records)
         self._index(owner, archival).add(records)
+        if not archival:
+            self.turns.setdefault(normalise_owner(owner), []).extend(records)
         return records
 
     def _index(self, owner: str, archival: bool) -> RecordIndex:
@@ -140,9 +151,10 @@ class LettaDesign(MemoryDesign[LettaState]):
         return [self.by_id[i] for m in messages for i in m.ids if i in self.by_id and i not in self.archival]
 
     def counts_stored(self, owner: str) -> tuple[int, int]:
-        mine = self.log.records(owner)
-        archival = sum(r.id in self.archival for r in mine)
-        return len(mine) - archival, archival
+        """The owner's conversation turns and archival passages, counted (at every step: without a scan)."""
+        archive = self.archives.get(normalise_owner(owner))
+        archival = len(archive) if archive is not None else 0
+        return len(self.log.records(owner)) - archival, archival
 
     def search(self, owner: str, query: str, *, archival: bool, now: datetime | None = None) -> list[Record]:
         """The owner's archival passages (or conversation turns) that share a word with ``query``, best first."""
@@ -257,22 +269,126 @@ class LettaDesign(MemoryDesign[LettaState]):
                                    blocks=list(self.store.attached.get(o, [])),
                                    agent=SavedAgent.of(agent) if agent is not None else None)
         return LettaState(next_id=self.log.next_id, next_block=self.store.next_id,
-                          blocks=[SavedBlock.of(b) for b in self.store.blocks.values()], owners=owners)
+                          blocks=[SavedBlock.of(self.store.blocks[i]) for i in sorted(self.store.blocks)],
+                          owners=owners)
 
     def set_state(self, state: LettaState) -> None:
         self.log.restore(state.next_id, records_of(state.owners))
         self.store = BlockStore()
         self.store.blocks = {b.id: b.block() for b in state.blocks}
         self.store.attached = {o: list(saved.blocks) for o, saved in state.owners.items() if saved.blocks}
-        self.store.next_id = state.next_block
+        self.store.ids = IdCounter(state.next_block)
+        self.shared = {i for i, n in Counter(i for ids in self.store.attached.values() for i in set(ids)).items()
+                       if n > 1}
         self.by_id = self.log.by_id()
         self.owners = {o: saved.agent.owner_state(self.by_id) for o, saved in state.owners.items()
                        if saved.agent is not None}
         self.archival = {i: list(cites) for saved in state.owners.values() for i, cites in saved.passages.items()}
-        self.indexes, self.archives = {}, {}
+        self.indexes, self.archives, self.turns = {}, {}, {}
         for owner, records in self.log.by_owner.items():
-            for record in records:
-                self._index(owner, record.id in self.archival).add([record])
+            self._hold_records(owner, records)
+
+    def _hold_records(self, owner: str, records: Sequence[Record]) -> None:
+        """The owner's recall and archival indexes and turns made from ``records`` (its log)."""
+        turns = [r for r in records if r.id not in self.archival]
+        self.turns[owner] = turns
+        self.by_id.update((r.id, r) for r in records)
+        self._index(owner, False).add(turns)
+        passages = [r for r in records if r.id in self.archival]
+        if passages:
+            self._index(owner, True).add(passages)
+
+    # -- kept in a store (the rows of each owner; the blocks attached to several owners shared) -----
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        """Records; beside each archival passage, the turns it was written from; documents: the agent's state
+        (its queue, bounded by the window; its summary, over the turns; its counts), the ids of the blocks
+        attached, and each block attached to this owner alone (``block:ID``)."""
+        docs: dict[str, JsonValue] = {}
+        state = self.owners.get(owner)
+        if state is not None:
+            docs[AGENT] = agent_doc(state, self.turns.get(owner, []))
+        attached = self.store.attached.get(owner, [])
+        if attached:
+            docs[BLOCKS] = list[JsonValue](attached)
+            docs.update((f"{BLOCK}{i}", block_doc(self.store.blocks[i])) for i in attached if i not in self.shared)
+        return OwnerRows(self.log.records(owner), cast(Mapping[int, JsonValue], self.archival), docs)
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        self.log.hold(owner, rows.records)
+        self.archival.update((i, [int(x) for x in cast(list[int], cites)]) for i, cites in rows.extras.items())
+        records = self.log.records(owner)
+        self._hold_records(owner, records)
+        attached = [int(i) for i in cast(list[int], rows.docs.get(BLOCKS, []))]
+        if attached:
+            self.store.attached[owner] = attached
+        for name, doc in rows.docs.items():
+            if name.startswith(BLOCK):
+                made = block_of(int(name[len(BLOCK):]), cast(dict[str, Any], doc))
+                self.store.blocks[made.id] = made
+        if AGENT in rows.docs:
+            self.owners[owner] = agent_of(cast(dict[str, Any], rows.docs[AGENT]), self.turns[owner])
+
+    def drop_owner(self, owner: str) -> None:
+        for r in self.log.records(owner):
+            self.archival.pop(r.id, None)
+            self.by_id.pop(r.id, None)
+        self.log.drop(owner)
+        for held in (self.owners, self.indexes, self.archives, self.turns):
+            held.pop(owner, None)
+        for i in self.store.attached.pop(owner, []):
+            if i not in self.shared:
+                self.store.blocks.pop(i, None)
+
+    def shared_rows(self) -> dict[str, JsonValue]:
+        return {f"{BLOCK}{i}": block_doc(self.store.blocks[i]) for i in sorted(self.shared) if i in self.store.blocks}
+
+    def load_shared(self, rows: Mapping[str, JsonValue]) -> None:
+        for i in self.shared:
+            self.store.blocks.pop(i, None)
+        self.shared = set()
+        for name, doc in rows.items():
+            if name.startswith(BLOCK):
+                made = block_of(int(name[len(BLOCK):]), cast(dict[str, Any], doc))
+                self.store.blocks[made.id] = made
+                self.shared.add(made.id)
+
+    def use_ids(self, ids: IdSource) -> None:
+        self.log.ids = ids
+        self.store.ids = ids.sequence(BLOCK_IDS)
+
+
+#: The names of an owner's documents: the agent's state, the blocks attached, each block of its own (by id).
+AGENT, BLOCKS, BLOCK = "agent", "blocks", "block:"
+#: The sequence block ids come from (beside the record ids).
+BLOCK_IDS = "blocks"
+
+
+def agent_doc(state: OwnerState, turns: Sequence[Record]) -> dict[str, JsonValue]:
+    """What the agent keeps of an owner, as a small document: the queue (bounded by the agent's window), the
+    summary over ``turns`` (as runs of positions), the counts (one per kind), and two marks."""
+    return {"queue": [[m.role, m.text, list(m.ids), m.tokens] for m in state.queue.messages],
+            "warned": state.queue.warned, "summary": summary_doc(state.summary, turns),
+            "counts": dict(sorted(state.counts.items())), "evicted": state.evicted,
+            "slept_through": state.slept_through}
+
+
+def agent_of(doc: Mapping[str, Any], turns: Sequence[Record]) -> OwnerState:
+    queue = Queue([QueueMessage(role, text, tuple(ids), tokens) for role, text, ids, tokens in doc["queue"]],
+                  bool(doc["warned"]))
+    return OwnerState(queue, summary_of(doc["summary"], turns), Counter(doc["counts"]), int(doc["evicted"]),
+                      int(doc["slept_through"]))
+
+
+def block_doc(block: MemoryBlock) -> dict[str, JsonValue]:
+    """A block as a document (its cites as runs: the turns that edited it are mostly consecutive)."""
+    return {"label": block.label, "value": block.value, "description": block.description, "limit": block.limit,
+            "read_only": block.read_only, "cites": runs(block.cites)}
+
+
+def block_of(i: int, doc: Mapping[str, Any]) -> MemoryBlock:
+    return MemoryBlock(i, str(doc["label"]), str(doc["value"]), str(doc["description"]), int(doc["limit"]),
+                       bool(doc["read_only"]), unruns(doc["cites"]))
 
 
 def fit_core(blocks: Sequence[MemoryBlock], room: int) -> Fit:

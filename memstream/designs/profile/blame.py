@@ -9,7 +9,7 @@ the context its provenance: each line of the current file comes from a version, 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Any
 
@@ -41,16 +41,39 @@ def lives(versions: Sequence[Version]) -> tuple[list[Life], list[Life]]:
     gone: list[Life] = []
     before: list[str] = []
     for v in versions:
-        lines = v.text.splitlines()
-        now: list[Life] = []
-        for tag, i1, i2, j1, j2 in SequenceMatcher(a=before, b=lines, autojunk=False).get_opcodes():
-            if tag == "equal":
-                now.extend(alive[i1:i2])
-                continue
-            gone.extend(Life(x.text, x.added, v.n) for x in alive[i1:i2])
-            now.extend(Life(line, v.n) for line in lines[j1:j2])
-        alive, before = now, lines
+        alive, before = advance(alive, before, v, gone)
     return alive, gone
+
+
+def advance(alive: list[Life], before: list[str], v: Version, gone: list[Life]) -> tuple[list[Life], list[str]]:
+    """The lines' lives after version ``v`` (``alive``: after the version before, whose lines are ``before``),
+    and ``v``'s lines; the lines ``v`` removed go on ``gone``."""
+    lines = v.text.splitlines()
+    now: list[Life] = []
+    for tag, i1, i2, j1, j2 in SequenceMatcher(a=before, b=lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            now.extend(alive[i1:i2])
+            continue
+        gone.extend(Life(x.text, x.added, v.n) for x in alive[i1:i2])
+        now.extend(Life(line, v.n) for line in lines[j1:j2])
+    return now, lines
+
+
+@dataclass
+class Current:
+    """A file's current lines with the version each came from, as of its ``count``-th version (gone on from
+    at the next compaction: versions are only ever appended, so a compaction reads only the new ones)."""
+
+    count: int = 0
+    last: int = 0
+    alive: list[Life] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)
+
+    def caught_up(self, newer: Sequence[Version]) -> Current:
+        for v in newer:
+            self.alive, self.lines = advance(self.alive, self.lines, v, [])
+            self.count, self.last = self.count + 1, v.n
+        return self
 
 
 def blame(versions: Sequence[Version], match: str = "") -> list[Life]:

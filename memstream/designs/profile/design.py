@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import cast, overload
 
 from pydantic import Field, JsonValue
 
-from memstream.designs.base import MemoryDesign, check_budget
+from memstream.designs.base import MemoryDesign, OwnerRows, check_budget
 from memstream.designs.context import Context, Fit, Line, fit_best
 from memstream.designs.entries import Entry
+from memstream.designs.ids import IdSource
 from memstream.designs.log import RecordLog
 from memstream.designs.profile.blame import Life, lives
 from memstream.designs.profile.config import ProfileConfig
@@ -72,6 +74,34 @@ class ProfileState(DesignState):
     owners: dict[str, ProfileOwner] = Field(default_factory=dict)
 
 
+#: The log a design store keeps an owner's versions in.
+VERSIONS = "versions"
+
+
+class VersionLog(Sequence[JsonValue]):
+    """An owner's versions as a store's log: its length, and the versions from a position on, read from the
+    profile store only when asked (a store asks for those it has not written: a write reads what it adds)."""
+
+    def __init__(self, store: ProfileStore, owner: str) -> None:
+        self.store, self.owner = store, owner
+
+    def __len__(self) -> int:
+        return self.store.count(self.owner)
+
+    @overload
+    def __getitem__(self, index: int) -> JsonValue: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[JsonValue]: ...
+
+    def __getitem__(self, index: int | slice) -> JsonValue | list[JsonValue]:
+        if isinstance(index, int):
+            return self[index:index + 1 if index != -1 else None][0]
+        start, stop, step = index.indices(len(self))
+        items: list[JsonValue] = [SavedVersion.of(scope, v).model_dump(mode="json")
+                 for scope, v in self.store.written_from(self.owner, start)[:max(0, stop - start)]]
+        return items[::step]
+
+
 class ProfileDesign(MemoryDesign[ProfileState]):
     name = "profile"
     Config = ProfileConfig
@@ -82,7 +112,9 @@ class ProfileDesign(MemoryDesign[ProfileState]):
         super().__init__(config)
         self.store = ProfileStore(self.config.path or ":memory:")
         self.log = RecordLog()
-        self.stats = Counters()
+        #: What the updates counted, per owner (a store keeps each owner's with it), and before (a state file's).
+        self.stats: dict[str, Counters] = {}
+        self.stats_before = Counters()
         self._lives: dict[str, tuple[int, list[Life]]] = {}
 
     def write_stage(self, owner: str, entries: Sequence[Entry]) -> Stage[list[int]]:
@@ -91,7 +123,7 @@ class ProfileDesign(MemoryDesign[ProfileState]):
         for start in range(0, len(entries), step):
             ids = [r.id for r in records[start:start + step]]
             yield from update_stage(self.store, normalise_owner(owner), entries[start:start + step], ids,
-                                    self.config, self.stats)
+                                    self.config, self.stats.setdefault(normalise_owner(owner), Counters()))
         return [r.id for r in records]
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
@@ -141,7 +173,44 @@ class ProfileDesign(MemoryDesign[ProfileState]):
         ``check_failed`` (the check could not run: write skipped), ``compactions``, ``compactions_short``
         (short of the target: the turn's edits dropped), ``compacted_lines`` (dropped by compaction),
         ``refused_cap`` and ``failures`` (lost answers, lock time-outs, conflicts)."""
-        return self.stats.to_dict()
+        return self._total().to_dict()
+
+    def _total(self) -> Counters:
+        total = self.stats_before.to_dict()
+        for counted in self.stats.values():
+            for name, n in counted.to_dict().items():
+                total[name] += n
+        return Counters(**total)
+
+    # -- kept in a store ------------------------------------------------------------------------
+
+    def owner_rows(self, owner: str) -> OwnerRows:
+        """Records; what the updates counted, as a document; every version of the owner's files as a log (read
+        only from where the store has them), unless the versions are in a profile file of their own (``path``)."""
+        counted = self.stats.get(owner)
+        docs: dict[str, JsonValue] = {"counters": dict(counted.to_dict())} if counted is not None else {}
+        logs = {} if self.config.path else {VERSIONS: VersionLog(self.store, owner)}
+        return OwnerRows(self.log.records(owner), docs=docs, logs=logs)
+
+    def load_owner(self, owner: str, rows: OwnerRows) -> None:
+        self.log.hold(owner, rows.records)
+        if "counters" in rows.docs:
+            self.stats[owner] = Counters(**cast(dict[str, int], rows.docs["counters"]))
+        saved = [SavedVersion.model_validate(item) for item in rows.logs.get(VERSIONS, [])]
+        if saved and not self.config.path:
+            self.store.restore((owner, v.scope, v.version()) for v in saved)
+
+    def drop_owner(self, owner: str) -> None:
+        """Forget ``owner`` here: records, counts, and the versions held in memory (a profile file of its own,
+        ``path``, keeps its versions: that file is the profile design's, not this memory's)."""
+        self.log.drop(owner)
+        self.stats.pop(owner, None)
+        self._lives.pop(owner, None)
+        if not self.config.path:
+            self.store.erase(owner)
+
+    def use_ids(self, ids: IdSource) -> None:
+        self.log.ids = ids
 
     # -- state ------------------------------------------------------------------------------------
 
@@ -152,13 +221,13 @@ class ProfileDesign(MemoryDesign[ProfileState]):
         versions: dict[str, list[SavedVersion]] = {}
         for owner, scope, v in [] if self.config.path else self.store.everything():
             versions.setdefault(owner, []).append(SavedVersion.of(scope, v))
-        return ProfileState(next_id=self.log.next_id, counters=Counters(**self.stats.to_dict()), owners={
+        return ProfileState(next_id=self.log.next_id, counters=self._total(), owners={
             o: ProfileOwner(records=records[o].records if o in records else [], versions=versions.get(o, []))
             for o in dict.fromkeys([*records, *versions])})
 
     def set_state(self, state: ProfileState) -> None:
         self.log.restore(state.next_id, records_of(state.owners))
-        self.stats = Counters(**state.counters.to_dict())
+        self.stats, self.stats_before = {}, Counters(**state.counters.to_dict())
         if not self.config.path:
             self.store.restore((o, v.scope, v.version()) for o, saved in state.owners.items() for v in saved.versions)
         self._lives.clear()

@@ -60,9 +60,10 @@ CREATE TABLE IF NOT EXISTS locks (
   PRIMARY KEY (owner, scope));
 CREATE TRIGGER IF NOT EXISTS versions_append_only_update BEFORE UPDATE ON versions
   BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS versions_append_only_delete BEFORE DELETE ON versions
-  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;
 """
+#: Refuses every delete but :meth:`ProfileStore.erase`'s (which drops it for its transaction).
+_NO_DELETE = """CREATE TRIGGER IF NOT EXISTS versions_append_only_delete BEFORE DELETE ON versions
+  BEGIN SELECT RAISE(ABORT, 'profile versions are append-only'); END;"""
 _COLUMNS = "n, text, edit, at, made_s, turns"
 
 
@@ -102,9 +103,12 @@ class ProfileStore:
     def __init__(self, path: str | Path = ":memory:", *, readonly: bool = False) -> None:
         self.path = str(path)
         self.readonly = readonly
+        #: What a caller derived from each file's versions so far, by owner and scope (versions are only
+        #: appended, so it goes on from there; :meth:`erase` forgets an owner's).
+        self.derived: dict[tuple[str, str], Any] = {}
         self.db = sqlite.connect(self.path, kind=PROFILE, read_only=readonly, create=not readonly)
         if not readonly:
-            sqlite.create_tables(self.db, _SCHEMA, {"format": FORMAT})
+            sqlite.create_tables(self.db, _SCHEMA + _NO_DELETE + "\n", {"format": FORMAT})
 
     def close(self) -> None:
         self.db.close()
@@ -119,6 +123,12 @@ class ProfileStore:
     def versions(self, owner: str, scope: str) -> list[Version]:
         rows = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? ORDER BY n",
                                (owner, scope))
+        return [Version.of_row(r) for r in rows]
+
+    def versions_after(self, owner: str, scope: str, n: int) -> list[Version]:
+        """The versions numbered after ``n``, in order."""
+        rows = self.db.execute(f"SELECT {_COLUMNS} FROM versions WHERE owner=? AND scope=? AND n>? ORDER BY n",
+                               (owner, scope, n))
         return [Version.of_row(r) for r in rows]
 
     def files(self) -> list[tuple[str, str]]:
@@ -165,6 +175,34 @@ class ProfileStore:
             if kept is None:
                 self.db.execute("INSERT OR REPLACE INTO locks VALUES (?,?,?,?)", (owner, scope, holder, now + lease_s))
         return kept
+
+    def erase(self, owner: str) -> None:
+        """Delete every version of ``owner``'s files, in one transaction: the one exception to append-only,
+        for an owner forgotten (or dropped from a design's memory, to be read again from its store)."""
+        for key in [k for k in self.derived if k[0] == owner]:
+            del self.derived[key]
+        with sqlite.transaction(self.db):
+            self.db.execute("DROP TRIGGER IF EXISTS versions_append_only_delete")
+            self.db.execute("DELETE FROM versions WHERE owner=?", (owner,))
+            self.db.execute("DELETE FROM locks WHERE owner=?", (owner,))
+            self.db.execute(_NO_DELETE)
+
+    # -- one owner's versions, in the order written (a design store's log) -----------------------
+
+    def count(self, owner: str) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM versions WHERE owner=?", (owner,)).fetchone()[0])
+
+    def written_from(self, owner: str, start: int) -> list[tuple[str, Version]]:
+        """``owner``'s versions (every scope, with it) in the order written, from the ``start``-th (their ids are
+        found in the index, only the versions asked for are read)."""
+        ids = [i for (i,) in self.db.execute("SELECT id FROM versions WHERE owner=? ORDER BY id", (owner,))][start:]
+        rows: list[Any] = []
+        for at in range(0, len(ids), 500):
+            chunk = ids[at:at + 500]
+            marks = ",".join("?" * len(chunk))
+            rows += self.db.execute(f"SELECT scope, {_COLUMNS} FROM versions WHERE id IN ({marks}) ORDER BY id",
+                                    chunk).fetchall()
+        return [(r[0], Version.of_row(r[1:])) for r in rows]
 
     # -- state (a design's state file) ----------------------------------------------------------
 

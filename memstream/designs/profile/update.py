@@ -22,7 +22,7 @@ from typing import Any
 
 from memstream.designs.entries import Entry
 from memstream.designs.profile import prompts
-from memstream.designs.profile.blame import lives
+from memstream.designs.profile.blame import Current
 from memstream.designs.profile.compact import drop_to, words
 from memstream.designs.profile.config import ProfileConfig
 from memstream.designs.profile.parse import parse_edits, parse_merged, parse_summary
@@ -94,7 +94,7 @@ def _update(store: ProfileStore, owner: str, entries: Sequence[Entry], turns: Se
     if text == before:
         return base
     if config.compact and len(text) > config.compact_at:
-        text, record["compaction"] = yield from _compact(text, store.versions(owner, config.scope), config,
+        text, record["compaction"] = yield from _compact(text, _current(store, owner, config.scope), config,
                                                          counters, len(record["edits"]))
     if len(text) > config.cap_chars:
         counters.refused_cap += 1
@@ -164,7 +164,13 @@ def _check(texts: list[str], source: str, config: ProfileConfig, counters: Count
     return out
 
 
-def _compact(text: str, versions: list[Version], config: ProfileConfig, counters: Counters,
+def _current(store: ProfileStore, owner: str, scope: str) -> Current:
+    """The file's current lines and where each came from, read on from the last time (only new versions)."""
+    current = store.derived.setdefault((owner, scope), Current())
+    return current.caught_up(store.versions_after(owner, scope, current.last))
+
+
+def _compact(text: str, current: Current, config: ProfileConfig, counters: Counters,
              edits: int) -> Stage[tuple[str, dict[str, Any]]]:
     """``text`` compacted toward ``config.compact_to``: redundant lines merged by the model (an answer
     that breaks the skeleton, grows the file or loses a ``[user]`` line is not used), then lines dropped
@@ -174,9 +180,9 @@ def _compact(text: str, versions: list[Version], config: ProfileConfig, counters
     merged = yield Request(prompts.MERGE_PURPOSE, prompts.merge_messages(text, config.compact_to), parse_merged)
     used_merge = (merged is not None and len(merged) < len(text) and _well_formed(merged, config)
                   and keeps_user_lines(text, merged))
-    origin = {life.text: life.added for life in lives(versions)[0]}
+    origin = {life.text: life.added for life in current.alive}
     compacted, dropped = drop_to(merged if used_merge else text, config.compact_to,
-                                 lambda line: origin.get(line, len(versions) + 1))
+                                 lambda line: origin.get(line, current.count + 1))
     if len(compacted) > config.compact_to:
         counters.compactions_short += 1
         counters.dropped_edits += edits

@@ -64,7 +64,11 @@ def open_design(name: str, *, store: str | Path | DesignStore, scope: str = "", 
             own = OwnFileDesign(held, design, scope=scope)
             yield BoundDesign(own, chat=chat)
         else:
-            yield BoundDesign(RowsDesign(held, design, scope=scope), chat=chat)
+            rows = RowsDesign(held, design, scope=scope)
+            try:
+                yield BoundDesign(rows, chat=chat)
+            finally:
+                rows.close()
     finally:
         try:
             if own is not None:

@@ -18,11 +18,11 @@ has is not written again, and its first id is returned.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from memstream.designs.base import MemoryDesign, _drive
 from memstream.designs.context import Context
@@ -33,16 +33,24 @@ from memstream.errors import MemstreamError
 from memstream.models import CachedChatModel, ChatModel, Stage, forget_in_cache
 from memstream.stream import normalise_owner
 
+T = TypeVar("T")
+
 #: Writes tried without the lock before one runs holding it.
 OPTIMISTIC = 3
 
 
 class StoreIds:
-    """Record ids from the store, a block at a time (:data:`~.rows.ID_BLOCK`)."""
+    """Record ids from the store, a block at a time (:data:`~.store.ID_BLOCK`); ``design`` names the counter
+    row (a design's, or ``design#name`` for another of its sequences, :meth:`sequence`)."""
 
     def __init__(self, store: Rows, design: str) -> None:
         self.store, self.design = store, design
         self._next = self._end = 0
+        self._sequences: dict[str, StoreIds] = {}
+
+    def sequence(self, name: str) -> StoreIds:
+        """The design's ids named ``name`` (kept in the counter row ``design#name``)."""
+        return self._sequences.setdefault(name, StoreIds(self.store, f"{self.design}#{name}"))
 
     def take(self) -> int:
         if self._next >= self._end:
@@ -55,9 +63,19 @@ class StoreIds:
     def next_id(self) -> int:
         return self._next if self._next < self._end else self.store.peek_id(self.design)
 
-    def reset(self) -> None:
-        """Give up the block (a rolled-back transaction took it back)."""
+    def give_back(self) -> None:
+        """Return what is left of the block (and of the other sequences'), at close."""
+        if self._next < self._end:
+            self.store.give_back_ids(self.design, self._next, self._end)
+        for other in self._sequences.values():
+            other.give_back()
         self._next = self._end = 0
+
+    def reset(self) -> None:
+        """Give up the block (a rolled-back transaction took it back), and those of the other sequences."""
+        self._next = self._end = 0
+        for other in self._sequences.values():
+            other.reset()
 
 
 def owner_name(owner: str) -> str:
@@ -85,6 +103,12 @@ class RowsDesign:
         self._writing: set[str] = set()
         #: The write whose transaction this handle's connection holds (only it commits or rolls it back).
         self._holder: object | None = None
+
+    def close(self) -> None:
+        """Give back the ids this process reserved and did not use (the store stays open: its opener closes it)."""
+        if not self.store.read_only:
+            with suppress(MemstreamError):  # the store is busy or full: the ids stay reserved, a gap, nothing worse
+                self.ids.give_back()
 
     # -- reading --------------------------------------------------------------------------------
 
@@ -128,6 +152,9 @@ class RowsDesign:
 
     def owners(self) -> list[str]:
         return self.store.owners(self.name, self.scope)
+
+    def knows(self, owner: str) -> bool:
+        return self.store.version(self._key(owner)) > 0
 
     def records(self, owner: str) -> list[Record]:
         owner = owner_name(owner)
@@ -283,6 +310,35 @@ class RowsDesign:
         self._shared = {**was, **{n: (versions[n], now[n][1]) for n in changed}}
         return True
 
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
+        """Run ``change`` on the design with ``owners`` as the store has them, holding the lock, and store what
+        it changed of each (and of what is shared) in that one transaction: how memory of several owners at
+        once is changed (letta's ``share_block``: one block attached to every owner in ``owners``)."""
+        names = list(dict.fromkeys(owner_name(o) for o in owners))
+        if self.store.read_only:
+            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
+        self.store.begin()
+        try:
+            for owner in names:
+                self._fresh(owner)
+            made = change(self.design)
+            for owner in names:
+                held = self.store.write_owner(self._key(owner), self.design.owner_rows(owner), self._held[owner], {})
+                if held is None:  # (a back-end that locks owner by owner: another process wrote it meanwhile)
+                    raise MemstreamError(f"{self.store.path}: another process wrote {owner!r} meanwhile; "
+                                         "nothing was changed, try again")
+                self._held[owner] = held
+            if not self._store_shared():
+                raise MemstreamError(f"{self.store.path}: another process changed what {', '.join(names)} share "
+                                     "meanwhile; nothing was changed, try again")
+            self.store.commit()
+        except BaseException:
+            self.store.rollback()
+            for owner in names:
+                self._unheld(owner)
+            raise
+        return made
+
     # -- forgetting -----------------------------------------------------------------------------
 
     def forget(self, owner: str) -> int:
@@ -347,6 +403,10 @@ class HeldDesign(Protocol):
 
     def owners(self) -> list[str]: ...
 
+    def knows(self, owner: str) -> bool: ...
+
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T: ...
+
     def records(self, owner: str) -> list[Record]: ...
 
     def stored_records(self, owner: str) -> list[Record]: ...
@@ -400,6 +460,10 @@ class BoundDesign:
     def owners(self) -> list[str]:
         return self.held.owners()
 
+    def knows(self, owner: str) -> bool:
+        """Whether the store holds memory of ``owner`` (in this design and scope), without reading it."""
+        return self.held.knows(owner_name(owner))
+
     def records(self, owner: str) -> list[Record]:
         return self.held.records(owner)
 
@@ -423,6 +487,10 @@ class BoundDesign:
             self.write(owner, chunk)
             new += len({e.key for e in chunk} - before)
         return new
+
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
+        """Change the memory of several owners at once, in one transaction (:meth:`RowsDesign.change`)."""
+        return self.held.change(owners, change)
 
     def forget(self, owner: str, *, calls: CachedChatModel | str | Path | None = None) -> int:
         """Remove every trace of ``owner`` from the store (see the held design's ``forget``); the rows removed.

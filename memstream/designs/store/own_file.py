@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import TypeVar
 
 from memstream.designs.base import MemoryDesign, OwnFile
 from memstream.designs.context import Context
@@ -32,6 +33,8 @@ from memstream.designs.store.schema import own_file_path
 from memstream.designs.store.store import DesignStore, OwnerKey
 from memstream.errors import MemstreamError
 from memstream.models import Stage
+
+T = TypeVar("T")
 
 
 class OwnFileDesign:
@@ -55,6 +58,14 @@ class OwnFileDesign:
 
     def owners(self) -> list[str]:
         return self.file.owners()
+
+    def knows(self, owner: str) -> bool:
+        return owner in self.file.owners()
+
+    def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
+        """Several owners changed at once: what a design kept in rows offers (letta's shared blocks); a design
+        in a file of its own changes one owner per write."""
+        raise MemstreamError(f"the {self.name} design changes one owner per write; write each owner's memory")
 
     def records(self, owner: str) -> list[Record]:
         owner, key = self._owner(owner)

@@ -425,6 +425,11 @@ class PostgresStore:
         assert row is not None
         return int(row[0])
 
+    def give_back_ids(self, design: str, start: int, end: int) -> None:
+        """Return the unused ids ``start``..``end`` - 1 of a block, if no process reserved after it."""
+        with self._connection() as conn:
+            conn.execute("UPDATE design_counters SET next=%s WHERE design=%s AND next=%s", (start, design, end))
+
     def peek_id(self, design: str) -> int:
         with self._connection() as db:
             row = db.execute("SELECT next FROM design_counters WHERE design=%s", (design,)).fetchone()

@@ -132,6 +132,9 @@ class Rows(Protocol):
 
     def peek_id(self, design: str) -> int: ...
 
+    def give_back_ids(self, design: str, start: int, end: int) -> None:
+        """Return the unused ids ``start``..``end`` - 1 of a block, if no process reserved after it."""
+
     # -- forgetting, checking --
 
     def forget(self, key: OwnerKey) -> int: ...

@@ -9,8 +9,13 @@
   So several items spread from agent to agent at once, as the paper's party invitation did.
 - A memo says what the other told it, turned into the third person; a conversation is as
   poignant as its most poignant line on the importance rules; the planning thought is the first
-  event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`).
-- An interview answer quotes the remembered statements that share most words with the question.
+  event the other mentioned with a time and a place (:func:`memstream.offline_events.commitment`),
+  a correction of what the speaker had planned taking its place (:func:`memstream.offline_news.standing`),
+  with how its words were read ("'after lunch' as 13:00"); an event already over is nothing to plan.
+- News that a correction replaced, and an event whose day is before the latest day the memories
+  name in full (a day plan's "Plan for Tuesday 14 February 2023": that day has come), is not passed on.
+- An interview answer quotes the remembered statements that share most words with the question,
+  leaving out what a correction among them replaced.
 - Asked whether it knows of something, it does if a listed memory holds every content word of it.
 - As a judge it checks that the answer addresses the question and rests on the memories shown
   (:mod:`memstream.sim.talk.offline_judge`).
@@ -20,10 +25,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import date, datetime
 
 from memstream.models import Message, prompt_of, register_rules, tie_breaker
+from memstream.offline_corrections import cancels
 from memstream.offline_events import Commitment, commitment, date_words, named_places
+from memstream.offline_news import is_past, latest_day, standing, superseded
 from memstream.offline_text import STOPWORDS, content_words, first_person, is_third_person, third_person
 from memstream.sim.talk import prompts
 from memstream.sim.talk.offline_judge import answer_judge, found
@@ -71,17 +78,26 @@ def _news(content: str, speaker: str, listener: str) -> list[tuple[int, str]]:
     no reason to choose."""
     listed = _MEMORY.findall(content)
     passed_on = " ".join(text for kind, _, text in listed if kind == "dialogue")
-    news = []
+    news: list[tuple[int, str]] = []
     for kind, importance, text in listed:
         if kind in _NOT_SHARED_KINDS or text.startswith(prompts.PLANS_PREFIX) or _ACQUAINTANCE.match(text):
             continue
-        for statement in _STATEMENTS.split(text):
-            if listener not in statement:
-                news.append((int(importance), statement))
+        news.extend((int(importance), statement) for statement in _STATEMENTS.split(text))
+    news = [(v, s) for v, s in _current(news, latest_day(content)) if listener not in s]
     stale = {s: passed_on.count(in_my_words(s, speaker).rstrip(".")) for _, s in news}
     draw = tie_breaker(content)
     ranked = sorted(((importance - stale[s], draw.random(), s) for importance, s in news), key=lambda x: (-x[0], x[1]))
     return [(value, s) for value, _, s in ranked]
+
+
+def _current(news: list[tuple[int, str]], today: date | None) -> list[tuple[int, str]]:
+    """``news`` without what a correction among it replaced or called off, and without events over
+    before ``today`` (the latest day the memories name, when they name one)."""
+    gone = superseded([s for _, s in news])
+    kept = [(v, s) for i, (v, s) in enumerate(news) if i not in gone]
+    if today is None:
+        return kept
+    return [(v, s) for v, s in kept if not ((c := commitment(s)) and c.month_day and is_past(c, None, today))]
 
 
 def in_my_words(fact: str, speaker: str) -> str:
@@ -225,10 +241,26 @@ def answer_plans(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = found(r"Is there anything from this conversation (.+?) needs to remember", content).group(1)
     places = named_places(content)
-    for speaker, text in _lines(content, ":\n", "\n\nIs there anything"):
-        event = commitment(text, places) if speaker != name else None
-        if event:
-            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {_on(event, content)}"})
+    when = re.search(r"just had, on (\w+ \d{1,2} \w+ \d{4}) at (\d\d:\d\d)", content)
+    now = datetime.strptime(" ".join(when.groups()), "%A %d %B %Y %H:%M") if when else None
+    day = now.date() if now else None
+    lines = [text for speaker, text in _lines(content, ":\n", "\n\nIs there anything") if speaker != name]
+    currently = next((line[len("Currently: "):] for line in content.splitlines() if line.startswith("Currently: ")),
+                     "")
+    mine = [s for s in re.split(r"(?<=[.;])\s+", currently) if s]
+    events = standing([*((s, day) for s in mine), *((t, day) for t in lines)], places)
+    for s in events:
+        event = s.event
+        if s.index >= len(mine) and not (now and is_past(event, s.written, now)):
+            reading = f" (read {event.reading})" if event.reading else ""
+            moved = " (it was moved)" if event.corrects else ""  # so the plan drops the old appointment
+            return json.dumps({"plans": f"{event.activity} at {event.place} {event.hours} {_on(event, content)}"
+                                        f"{moved}{reading}"})
+    kept = {k for s in events for k in (s.index, *s.replaced)}
+    called_off = [c for i, text in enumerate(mine) if i not in kept and (c := commitment(text, places, day))]
+    if called_off and any(cancels(t) for t in lines):
+        c = called_off[0]
+        return json.dumps({"plans": f"the {c.event or 'event'} at {c.place} {c.hours} {_on(c, content)} is cancelled"})
     return json.dumps({"plans": "nothing to plan"})
 
 
@@ -248,7 +280,9 @@ def answer_interview(messages: list[Message]) -> str:
     content = prompt_of(messages)
     name = found(r"^You are (.+?)\.\n", content).group(1)
     question = set(content_words(content.rsplit("Interviewer: ", 1)[1].split("\n", 1)[0]))
-    ranked = sorted(_MEMORY.findall(content), key=lambda m: (  # most words in common, then not a sighting
+    listed = _MEMORY.findall(content)
+    gone = superseded([text for _, _, text in listed])
+    ranked = sorted((m for i, m in enumerate(listed) if i not in gone), key=lambda m: (  # most words shared, not seen
         -len(question & set(content_words(m[2]))), m[0] == "observation", -int(m[1])))
     facts = list(dict.fromkeys(f for kind, _, text in ranked for f in _untagged(kind, text, name)))[:3]
     if not facts:

@@ -1,0 +1,96 @@
+"""What the service answers, as JSON: the response models the HTTP API declares (so its OpenAPI spec says them)
+and the client reads back. Pydantic only, so the client needs neither the designs nor FastAPI."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RecordOut(Out):
+    """A record as the design keeps it: its id (what a context's provenance names), owner, text and origin."""
+
+    id: int
+    owner: str
+    text: str
+    at: datetime
+    source: str
+    kind: str
+    session: str
+
+
+class BlockOut(Out):
+    """One block of a context: its tier, its text, its tokens and the ids of the records it comes from."""
+
+    tier: str
+    text: str
+    tokens: int
+    ids: list[int]
+
+
+class ContextOut(Out):
+    """What the model would be shown: the blocks in reading order, their text joined, and what was cut."""
+
+    text: str
+    tokens: int
+    budget: int
+    cut: int
+    cut_tokens: int
+    blocks: list[BlockOut]
+
+
+class HitOut(Out):
+    record: RecordOut
+    score: float | None
+
+
+class SearchOut(Out):
+    hits: list[HitOut]
+
+
+class PageOut(Out):
+    records: list[RecordOut]
+    page: int
+    size: int
+    total: int
+
+
+class AddOut(Out):
+    """A record id per entry, in order, once committed (None: kept out by the design's write gate)."""
+
+    ids: list[int | None]
+
+
+class ForgetOut(Out):
+    """The rows removed, per design."""
+
+    removed: dict[str, int]
+
+
+class OwnersOut(Out):
+    owners: list[str]
+
+
+class HistoryOut(Out):
+    versions: list[dict[str, Any]]
+
+
+class HealthOut(Out):
+    ok: bool
+    store: str
+    designs: list[str]
+    read_only: bool
+    problem: str
+    version: str
+
+
+class ErrorOut(Out):
+    """Every refusal: one line saying what went wrong and how to fix it."""
+
+    detail: str

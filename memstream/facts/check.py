@@ -13,6 +13,7 @@ from memstream.facts.chains import chain_problems
 
 
 def check_facts_file(path: str | Path) -> list[str]:
+    """The problems of a facts file (schema, integrity, version chains), read-only; empty when it is sound."""
     return sqlite.check_file(path, schema.FACTS, _problems)
 
 

@@ -11,11 +11,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = "notebooks"
-#: A README link into docs/ (``](docs/x.md)``) and into the repository's own files (``](notebooks/...)``).
+#: A README link into docs/ (``](docs/x.md)``), which the site serves from its root.
 _DOCS_LINK = re.compile(r"\]\(docs/")
 
 
@@ -24,6 +25,7 @@ def home_page(readme: str) -> str:
     return _DOCS_LINK.sub("](", readme)
 
 
+@event_priority(100)  # before mkdocs-jupyter's on_files, which renders the notebooks it finds there
 def on_files(files: Files, config: Any) -> Files:
     """Add the home page (from README.md) and every notebook to the site's files."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -34,6 +34,11 @@ def blocks(text: str, language: str) -> list[str]:
     return [m.group(2) for m in _BLOCK.finditer(text) if m.group(1) == language]
 
 
+def python_blocks(text: str) -> list[str]:
+    """A page's ```python blocks, in order (tests/test_packaging.py runs the README's on an installed wheel)."""
+    return blocks(text, "python")
+
+
 def marked_shell_blocks(text: str) -> list[str]:
     """The ```bash blocks whose fence follows the run mark, in order."""
     return [m.group(2) for m in _BLOCK.finditer(text)

@@ -27,6 +27,10 @@ from memstream.stream import normalise_owner
 
 
 class BufferConfig(DesignConfig):
+    """The ``buffer-summary`` design's settings: the verbatim window, the summary's batches and its share of the
+    budget.
+    """
+
     turns: int = Field(default=20, gt=0, description="turns kept verbatim")
     batch: int = Field(default=10, gt=0, description="evicted turns summarised per request")
     summary_words: int = Field(default=300, gt=0, description="the summary's length limit, asked of the model")
@@ -34,6 +38,10 @@ class BufferConfig(DesignConfig):
 
 
 class BufferSummary(LogRows, MemoryDesign[SummarisedState]):
+    """The last turns verbatim plus a recursive summary of the evicted ones (LangChain's
+    ConversationSummaryBufferMemory).
+    """
+
     name = "buffer-summary"
     Config = BufferConfig
     State = SummarisedState

@@ -5,7 +5,8 @@ history) as the model reads it, with its token count and the ids of the records 
 (for a summary or an insight, every record it derives from). Lines that share a time stamp (a
 session's turns) are shown under one ``[stamp]`` heading rather than each carrying it, so the
 budget goes to what was said. Blocks are filled by the packers here, which count what they leave
-out: nothing is cut silently, and a block's tokens are exactly those of its text.
+out: nothing is cut silently, and a block's token count is exactly ``count_tokens`` of its text (an
+approximation of a model's tokens: words and punctuation, see ``memstream.models.count_tokens``).
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class Block:
 
 def block(tier: str, lines: Sequence[Line]) -> Block | None:
     """The block holding ``lines`` in their order (None if there are none), a stamp heading before each
-    run of lines with the same stamp. Its tokens are exact: the heading's, the stamps' and the lines'
-    (a token never spans the newline between them)."""
+    run of lines with the same stamp. Its token count is the sum of the heading's, the stamps' and the lines'
+    (``count_tokens``, approximate; a token never spans the newline between them)."""
     if not lines:
         return None
     ids = tuple(dict.fromkeys(i for line in lines for i in line.ids))

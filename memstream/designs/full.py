@@ -23,11 +23,15 @@ from memstream.models import Stage
 
 
 class FullConfig(DesignConfig):
+    """The ``full`` design's settings: the answer model's context window."""
+
     #: The answer model's context window in tokens (a context is never larger).
     window_tokens: int = Field(default=128_000, gt=0)
 
 
 class FullContext(LogRows, MemoryDesign[LogState]):
+    """Every record, oldest first, cut from the oldest to the budget: Mem0's full-context baseline."""
+
     name = "full"
     Config = FullConfig
     State = LogState

@@ -46,6 +46,10 @@ _KINDS = {"turn": DIALOGUE, "observation": OBSERVATION, "tool": OBSERVATION, "pi
 
 
 class StreamConfig(DesignConfig):
+    """The ``stream`` design's settings: retrieval weights, the reflection threshold, and whether reads record
+    accesses.
+    """
+
     weights: Weights = Field(default_factory=Weights)
     reflect_threshold: int = Field(default=THRESHOLD, gt=0)
     touch: bool = False
@@ -79,6 +83,8 @@ class StreamState(DesignState):
 
 
 class StreamDesign(MemoryDesign[StreamState]):
+    """The Generative Agents memory stream as a design: the paper's score, importance ratings and reflection."""
+
     name = "stream"
     Config = StreamConfig
     State = StreamState

@@ -53,6 +53,7 @@ class Signals:
 
 
 def check_retriever(name: str) -> str:
+    """``name`` if it is a known retriever, else one clear error listing them."""
     if name not in RETRIEVERS:
         raise MemstreamError(f"unknown retriever {name!r}; use one of {', '.join(RETRIEVERS)}")
     return name

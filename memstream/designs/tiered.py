@@ -39,6 +39,10 @@ from memstream.stream import Weights, importance_stage, normalise_owner, top_k
 
 
 class TieredConfig(DesignConfig):
+    """The ``tiered`` design's settings: its retriever and weights, the recent window, the summary's batches and
+    tier shares.
+    """
+
     retriever: str = "hybrid"
     weights: Weights = RETRIEVAL_WEIGHTS
     window_turns: int = Field(default=10, gt=0, description="recent turns kept verbatim")
@@ -68,6 +72,8 @@ class TieredState(DesignState):
 
 
 class TieredDesign(MemoryDesign[TieredState]):
+    """Pinned, summary, recent window and retrieved tiers in one context: MemGPT's main context plus retrieval."""
+
     name = "tiered"
     Config = TieredConfig
     State = TieredState

@@ -24,6 +24,8 @@ from memstream.stream import normalise_owner, top_k
 
 
 class VectorDesign(LogRows, MemoryDesign[LogState]):
+    """The records most similar to the query, best first to the budget, shown in time order: RAG over the history."""
+
     name = "vector"
     State = LogState
 

@@ -61,6 +61,8 @@ HISTORY = re.compile(r"\b(used to|previous(ly)?|originally|at first|initially|fo
 
 
 class FactsConfig(DesignConfig):
+    """The ``facts`` design's settings: its file, tenant, and how many facts it extracts and recalls."""
+
     path: str = Field(default=":memory:", description="the facts file (:memory: keeps it in RAM)")
     tenant: str = ""
     max_facts: int = Field(default=8, gt=0, description="facts extracted from a message at most")
@@ -86,6 +88,10 @@ class FactsState(DesignState):
 
 
 class FactsDesign(MemoryDesign[FactsState]):
+    """Versioned facts as a memory design: facts extracted from each message, corrected, expired and deleted,
+    current ones recalled.
+    """
+
     name = "facts"
     Config = FactsConfig
     State = FactsState

@@ -121,6 +121,8 @@ class Session(_Strict):
 
 
 class Scenario(_Strict):
+    """A scenario eval's file (docs/scenarios.md): sessions of turns, the facts memory should hold, the questions."""
+
     format: Literal["memstream-scenario/1"]
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
     kind: str = ""

@@ -90,6 +90,9 @@ def check_embedder(spec: str) -> str:
 
 
 def make_embedder(spec: str | None = None) -> Embedder:
+    """The embedder a spec names (``minilm``, ``wordllama``, ``hash``, ``openai:MODEL``), else
+    ``MEMSTREAM_EMBEDDER``, else the offline default.
+    """
     spec = check_embedder(spec or os.environ.get("MEMSTREAM_EMBEDDER") or DEFAULT_EMBEDDER)
     if spec in ("wordllama", WordLlamaEmbedder.name):
         return WordLlamaEmbedder()

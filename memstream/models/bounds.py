@@ -28,6 +28,7 @@ ANSWER_TOKENS: dict[str, int] = {}
 
 
 def register_answer_tokens(bounds: dict[str, int]) -> None:
+    """Register the most tokens each purpose's answer may take (``max_tokens`` sent with its requests)."""
     for purpose, tokens in bounds.items():
         if tokens <= 0:
             raise ValueError(f"the answer bound of {purpose} must be positive")

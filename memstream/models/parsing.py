@@ -25,6 +25,7 @@ that can constrain its output (OpenAI, vLLM, llama.cpp's server) is sent it; the
 
 
 def register_answer_schema(purpose: str, model: type[BaseModel]) -> None:
+    """Register the JSON schema of a purpose's answer, for back-ends that constrain their output to it."""
     ANSWER_SCHEMAS[purpose] = model.model_json_schema()
 
 
@@ -35,6 +36,7 @@ prompt. A back-end with a tools API is sent them, and the tool call it returns b
 
 
 def register_answer_tools(purpose: str, tools: list[JsonObject]) -> None:
+    """Register the tools a purpose's answer may call, for back-ends with a tools API."""
     ANSWER_TOOLS[purpose] = tools
 
 

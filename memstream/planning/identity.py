@@ -79,5 +79,6 @@ def _minutes(hhmm: str) -> int:
 
 
 def load_identity(path: str | Path) -> Identity:
+    """An :class:`Identity` from a YAML or JSON file, checked by its schema (one clear error for a bad file)."""
     return read_model(path, Identity, "identity",
                       "needs name, age; optional traits, lifestyle, situation, wake, sleep, ...")

@@ -47,6 +47,7 @@ UNPLANNED = "go about the day"
 
 
 def start_of_day(t: datetime) -> datetime:
+    """Midnight of ``t``'s day in ``t``'s own zone: where a day plan's hours are counted from."""
     t = require_aware(t, "day")
     return t.replace(hour=0, minute=0, second=0, microsecond=0)
 

@@ -37,6 +37,9 @@ class Imported:
 
 
 def read_jsonl(path: Path) -> list[NewMemory]:
+    """Memories from a JSONL file (one object a line), each line checked, for ``memstream add``; a bad line is
+    one error naming it.
+    """
     lines = read_text(path, "file").splitlines()
     items = []
     for line_no, line in enumerate(lines, 1):

@@ -40,6 +40,8 @@ MAX_RUNS = 100_000
 
 
 class SweepSpec(BaseModel):
+    """A sweep's file: base settings, a grid of values crossed into runs, the measures taken of each."""
+
     model_config = ConfigDict(extra="forbid")
 
     base: JsonObject = Field(default_factory=dict)
@@ -97,6 +99,7 @@ class SweepSpec(BaseModel):
 
 
 def load_spec(path: str | Path, *, max_runs: int = DEFAULT_MAX_RUNS) -> SweepSpec:
+    """A sweep spec from YAML or JSON, checked (schema, grid size, towns that resolve) before any run starts."""
     spec = read_model(path, SweepSpec, "sweep spec", "needs base, grid, measures; see memstream sweep --help")
     check_size(spec, max_runs)
     made: dict[str, JsonObject] = {}

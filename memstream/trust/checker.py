@@ -25,8 +25,10 @@ from memstream.trust.verdict import OFF, Verdict
 
 R = TypeVar("R")
 
-#: ``--gate`` values besides a model's spec.
-GATE_OFF, GATE_OFFLINE = "off", "offline"
+GATE_OFF = "off"
+"""``--gate off``: no gate; every text is written as it comes."""
+GATE_OFFLINE = "offline"
+"""``--gate offline``: the offline rules judge each text (the other value is a model's spec)."""
 
 
 @dataclass

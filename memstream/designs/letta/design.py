@@ -67,6 +67,10 @@ HUMAN = ("The human block: stores key details about the people you are conversin
 
 
 class LettaConfig(DesignConfig):
+    """The ``letta`` design's settings: the agent's context window, the queue's warning and eviction, its tiers'
+    shares.
+    """
+
     window_tokens: int = Field(default=8192, gt=0, description="the agent model's context window")
     warn_at: float = Field(default=0.7, gt=0, lt=1, description="share of the window that brings the warning")
     evict_share: float = Field(default=0.5, gt=0, lt=1, description="share of the queue evicted at the window")
@@ -84,6 +88,8 @@ class LettaConfig(DesignConfig):
 
 
 class LettaDesign(MemoryDesign[LettaState]):
+    """MemGPT/Letta memory: core blocks the agent edits with tools, a message queue, recall and archival search."""
+
     name = "letta"
     Config = LettaConfig
     State = LettaState

@@ -12,6 +12,8 @@ RETRIES = 3
 
 
 class ProfileConfig(DesignConfig):
+    """The ``profile`` design's settings: its file, scope, the file's sections and its size cap."""
+
     path: str = Field(default="", description="SQLite file of every version ('' = kept in memory, in the state)")
     scope: str = Field(default="default", min_length=1, max_length=200, description="the workspace a file is for")
     sections: tuple[str, ...] = Field(default=DEFAULT_SECTIONS, description="the file's fixed skeleton")

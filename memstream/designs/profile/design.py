@@ -103,6 +103,8 @@ class VersionLog(Sequence[JsonValue]):
 
 
 class ProfileDesign(MemoryDesign[ProfileState]):
+    """One structured file per owner, edited by targeted edits, every version kept (show, log, diff, blame)."""
+
     name = "profile"
     Config = ProfileConfig
     State = ProfileState

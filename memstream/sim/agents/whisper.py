@@ -37,6 +37,8 @@ WhisperText = Annotated[MemoryText, Field(min_length=1, max_length=10_000), Afte
 
 
 class Whisper(BaseModel):
+    """A memory put into one agent's mind at a time (``memstream whisper``), as ``whispers.json`` records it."""
+
     model_config = ConfigDict(extra="forbid")
 
     id: int = Field(ge=1)

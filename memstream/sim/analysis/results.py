@@ -97,6 +97,7 @@ Attendance = TypedDict("Attendance", {
     "invited_fact": NotRequired[str], "knew": NotRequired[list[str]], "attended_and_knew": NotRequired[int],
     "evidence": NotRequired[dict[str, list[int]]],
 })
+Attendance.__doc__ = "Who was at a place in a window, who had planned to be, and who knew an invited fact."
 
 
 class InterviewAnswer(AnswerRecord):

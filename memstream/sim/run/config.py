@@ -38,6 +38,8 @@ GATE_LLM, GATE_OFFLINE, GATE_OFF = "llm", "offline", "off"
 
 
 class RunConfig(BaseModel):
+    """A run's settings as ``config.json`` holds them: town, agents, times, models, weights, ablations, seed."""
+
     model_config = ConfigDict(extra="forbid")
 
     format: str = FORMAT
@@ -122,6 +124,8 @@ def _known(check: Callable[[str], str], spec: str) -> str:
 
 
 class RunResult(BaseModel):
+    """How a run ended: its folder, why it stopped, the simulated time reached and its metrics."""
+
     out: str
     stopped: str  # "finished", "max-calls", "interrupted" (Ctrl-C), "terminated" (SIGTERM), "endpoint-failing"
     sim_time: datetime

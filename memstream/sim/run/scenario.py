@@ -33,6 +33,8 @@ class ScenarioWhisper(BaseModel):
 
 
 class Scenario(BaseModel):
+    """A bundled or user experiment: a town, a start, hours and whispers, as a scenario file holds them."""
+
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1)

@@ -28,6 +28,7 @@ from pathlib import Path
 from memstream.errors import MemstreamError
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
 from memstream.sim.agents import Whisper
+from memstream.sim.memory import STREAM_DESIGN, DesignMemory
 from memstream.sim.run.checkpoints import Checkpoint, Checkpoints
 from memstream.sim.run.config import RunConfig
 from memstream.sim.run.dirlock import Busy, DirLock, live_holder
@@ -185,10 +186,17 @@ class RunDir:
             self._stream = MemoryStream(self.files.stream, create=False, readonly=True)
         return self._stream
 
-    def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights) -> MemoryStream:
-        """The run's stream for the simulation to write (the caller closes it)."""
+    def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights,
+                    chat: ChatModel | None = None) -> MemoryStream:
+        """The agents' memory for the simulation to write (the caller closes it): the run's stream, or, for a run
+        on another design, a :class:`~memstream.sim.memory.DesignMemory` over the design store in the run
+        directory (its model calls answered by ``chat``)."""
         require_writer(self._lock is not None, self.path)
-        return MemoryStream(self.files.stream, embedder, weights=weights)
+        if self.config.design == STREAM_DESIGN:
+            return MemoryStream(self.files.stream, embedder, weights=weights)
+        return DesignMemory.open(self.files.stream, embedder, weights=weights, design=self.config.design,
+                                 store=self.files.design_store, settings=self.config.design_config, chat=chat,
+                                 recall_tokens=self.config.recall_tokens)
 
     def call_cache(self, model: ChatModel, *, read_only: bool = False) -> CachedChatModel:
         """``model`` with the run's call cache: an answer given once is never paid for again. ``read_only``

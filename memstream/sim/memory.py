@@ -10,7 +10,8 @@ With any other design a :class:`DesignMemory` holds it: a stream file that is th
 agent took in (ids, kinds, importance, plans' metadata, the reflection trigger's counts: what measures, replay
 and provenance read), and the design, which is the agent's *recall*. Every memory written is also an entry
 written through the design's write path (``remember_stage``; queued per owner and written when that owner next
-recalls, or for every agent at once at a checkpoint: batched across agents). Every recall asks the design for
+recalls, and for every agent together at the end of each step: batched across agents, and at the same points
+whether or not the run stops and resumes there). Every recall asks the design for
 a context on the query under a token budget (``k`` × :data:`TOKENS_PER_RECALL`, each purpose's ``k`` its own
 named constant: ``YESTERDAY_K``, ``COMMITMENTS_K``, ``REVISE_K``, ``EVIDENCE_K``, ``TURN_K``, ...), and the
 context's rendered text is read back line by line: a line that is a memory the agent wrote (its text under
@@ -87,9 +88,7 @@ class DesignMemory(MemoryStream):
 
     def write(self, item: NewMemory) -> int:
         memory_id = super().write(item)
-        self._queued.setdefault(item.owner, []).append(Entry(
-            text=item.text, at=item.created_at, source=item.kind, kind="observation",
-            id=_ENTRY_ID.format(id=memory_id)))
+        self._queued.setdefault(item.owner, []).append(entry_of(memory_id, item.text, item.created_at, item.kind))
         return memory_id
 
     def commit_design(self, owner: str | None = None) -> None:
@@ -186,6 +185,34 @@ class DesignMemory(MemoryStream):
                     known[record] = int(key[4:])
         mapped = [known[r] for r in record_ids if r in known]
         return max(mapped) if mapped else self.last_id(owner)
+
+
+def entry_of(memory_id: int, text: str, at: datetime, kind: str) -> Entry:
+    """The entry a design is given for the town's memory ``memory_id``: its text and time, its kind as the source,
+    its id as the entry's (written again, it is stored once)."""
+    return Entry(text=text, at=at, source=kind, kind="observation", id=_ENTRY_ID.format(id=memory_id))
+
+
+def seed_design(stream: Path, through_id: int, design: str, store: Path, settings: Mapping[str, Any],
+                chat: ChatModel | None, embedder: Embedder | None) -> int:
+    """A new design store at ``store`` given every agent's memories in the stream file ``stream`` up to
+    ``through_id``, each agent's in one write, in the order they were written (a fork into another design: the
+    same morning, another memory). How many entries were written."""
+    from memstream.designs import open_design
+
+    written = 0
+    ledger = MemoryStream(stream, create=False, readonly=True)
+    try:
+        with open_design(design, store=store, embedder=embedder, chat=chat, **dict(settings)) as bound:
+            for owner in ledger.owners():
+                entries = [entry_of(m.id, m.text, m.created_at, m.kind) for m in ledger.memories(owner)
+                           if m.id <= through_id]
+                if entries:
+                    bound.write(owner, entries)
+                    written += len(entries)
+    finally:
+        ledger.close()
+    return written
 
 
 def _matching(candidates: Sequence[Memory], lines: list[str], at: int, stamp: str, now: datetime) -> Memory | None:

@@ -81,10 +81,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.reconfigure:
         raise MemstreamError("a run keeps its design's settings for its whole life; drop --reconfigure (start a new "
                              "run with --design-config to try others)")
-    if (args.resume or args.fork) and (args.design is not None or args.design_config):
-        source = args.resume or args.fork
-        raise MemstreamError(f"a run keeps the memory design it started with; drop --design/--design-config (start a "
-                             f"new run to try another: memstream run --design D --out NEW; {source} stays as it is)")
+    if args.resume and (args.design is not None or args.design_config):
+        raise MemstreamError(f"a run keeps the memory design it started with; drop --design/--design-config (fork it "
+                             f"into another: memstream run --fork {args.resume} --design D --out NEW)")
     if args.resume:
         kept = [flag for flag, given in (("--seed", args.seed), ("--agents", args.agents),
                                          ("--embedder", args.embedder), ("--llm", args.llm),
@@ -200,7 +199,7 @@ def _fork(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
     if fixed:
         raise MemstreamError(f"a fork keeps its source's {', '.join(fixed)}; start a new run to change them")
     return fork_run(Path(source), Path(args.out), at=parse_time_arg(at, "--fork @TIME") if at else None,
-                    **_settings(args, ablate))
+                    **_settings(args, ablate) | _design(args))
 
 
 def cmd_whisper(args: argparse.Namespace) -> int:

@@ -155,12 +155,14 @@ class Checkpoints:
             if old.is_dir() and old.name != name and not self._kept(old.name):
                 shutil.rmtree(old, ignore_errors=True)
 
-    def adopt(self, point: Checkpoint) -> None:
-        """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork."""
+    def adopt(self, point: Checkpoint) -> Path:
+        """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork. Its
+        folder here."""
         copy = self.root / point.folder.name
         _copy_without_modes(point.folder, copy)
         _own_clock(copy / STATE)
         write_atomic(self.root / LATEST, point.folder.name)
+        return copy
 
     def _kept(self, name: str) -> bool:
         """Whether a checkpoint stays besides the latest: one every ``keep_every`` hours from the start."""

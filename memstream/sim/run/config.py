@@ -33,7 +33,7 @@ DEFAULT_HOURS = 3.0
 MAX_HOURS = 24 * 366 * 10
 #: Settings a fork may change; the others (town, agents, start, seed, step, embedder) make it another run.
 FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every", "gate",
-                "critic")
+                "critic", "design", "design_config", "recall_tokens")
 #: ``gate`` values: the run's own model (its requests batched with the step's), the offline rules, or none.
 GATE_LLM, GATE_OFFLINE, GATE_OFF = "llm", "offline", "off"
 

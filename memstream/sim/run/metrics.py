@@ -6,6 +6,7 @@ from typing import NotRequired, TypedDict
 
 from memstream.models import CachedChatModel, CachedEmbedder, PrefixCacheShare, ProbeReport, Traffic
 from memstream.sim.engine import Simulation
+from memstream.sim.memory import DesignMemory
 from memstream.sim.run.config import RunConfig
 from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE, AuditCounts
 
@@ -30,6 +31,16 @@ class StoppedMidStep(TypedDict):
 
     abandoned_at: str
     resumes_from: str
+
+
+class MemoryMetrics(TypedDict):
+    """The agents' memory design and, on a design other than the stream, what this process asked of it: the
+    contexts recalled and the tokens they held (per context on average)."""
+
+    design: str
+    contexts: NotRequired[int]
+    context_tokens: NotRequired[int]
+    tokens_per_context: NotRequired[float]
 
 
 class RunMetrics(Traffic):
@@ -69,6 +80,7 @@ class RunMetrics(Traffic):
     gate: GateMetrics
     usage: dict[str, dict[str, int | float]]
     usage_by_stage: dict[str, dict[str, int | float]]
+    memory: MemoryMetrics
     stopped_mid_step: NotRequired[StoppedMidStep]
 
 
@@ -110,7 +122,17 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
                  **sim.checker.audit.to_dict()["counts"],
                  "calls_per_agent_step": round(_gate_calls(chat) / max(sim.agent_steps, 1), 5)},
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
+        "memory": memory_metrics(config, sim),
     }
+
+
+def memory_metrics(config: RunConfig, sim: Simulation) -> MemoryMetrics:
+    """The design the agents remember with, and what this process recalled from it (a design other than the stream)."""
+    if not isinstance(sim.stream, DesignMemory):
+        return {"design": config.design}
+    m = sim.stream
+    return {"design": config.design, "contexts": m.contexts, "context_tokens": m.context_tokens,
+            "tokens_per_context": round(m.context_tokens / max(m.contexts, 1), 1)}
 
 
 def conversation_offers(sim: Simulation) -> dict[str, int | float | None]:

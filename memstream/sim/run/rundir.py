@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -93,13 +93,16 @@ class RunDir:
         return run
 
     @classmethod
-    def create_fork(cls, path: str | Path, source: RunDir, point: Checkpoint, config: RunConfig) -> RunDir:
+    def create_fork(cls, path: str | Path, source: RunDir, point: Checkpoint, config: RunConfig,
+                    prepare: Callable[[RunDir, Path], None] | None = None) -> RunDir:
         """A new run directory at ``path`` that goes on from ``source``'s checkpoint ``point`` with ``config``
         (the call cache and event log come along; resuming cuts the log back to the checkpoint).
 
         The stream is copied whole (SQLite's online backup, so a source still running is copied at one
         commit), then rewound to the point on resume: fork and source both go on appending, each to a file of
-        its own; sharing the past between two files would need every read to join them."""
+        its own; sharing the past between two files would need every read to join them. ``prepare`` is given the
+        fork and its copy of the checkpoint's folder before the settings are written (a fork into another design
+        builds its design store there); if it fails, nothing of the fork is left."""
         path = Path(path)
         made = not path.exists()
         run = cls(path, config, source.town, claim_new(path))
@@ -109,7 +112,9 @@ class RunDir:
                     shutil.copyfile(source.path / name, run.path / name)
             if not point.copied:  # the fork's own stream: the source's, rewound to the point when it resumes
                 _copy_stream_of(source, run)
-            run.checkpoints.adopt(point)
+            adopted = run.checkpoints.adopt(point)
+            if prepare is not None:
+                prepare(run, adopted)
             run._write_new(config, source.town, source.mailbox.whispers())
         except OSError as e:  # a write-protected source or a full disk: nothing of the fork is left
             run._unmake(made)

@@ -68,6 +68,8 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     steps_at_start, calls_at_start = sim.agent_steps, model_calls(chat)
 
     def on_tick(s: Simulation) -> bool:
+        if isinstance(s.stream, DesignMemory):  # the step's entries, every agent's, written together: a run stopped
+            s.stream.commit_design()            # here and resumed writes its design exactly as one that went on
         bar.update(1)
         wall = time.perf_counter() - started
         if bar.n % 30 == 0:
@@ -134,7 +136,7 @@ def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: flo
     fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
     if isinstance(sim.stream, DesignMemory):  # what is queued for the design goes in before its store is copied
-        sim.stream.commit_design()
+        sim.stream.commit_design()            # (the seed memories; a step's are in at its end)
     run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.checkpoints.write(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,

@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from memstream.errors import MemstreamError
 from memstream.files import problem
 from memstream.models import CachedEmbedder, ChatModel, make_chat_model, make_embedder
+from memstream.sim.agents.whisper import Whisper
 from memstream.sim.memory import STREAM_DESIGN, seed_design
 from memstream.sim.run.checkpoints import Checkpoint
-from memstream.sim.run.layout import DESIGN_STORE, STREAM
-from memstream.sim.agents.whisper import Whisper
 from memstream.sim.run.config import FORK_CHANGES, RunConfig, RunResult
+from memstream.sim.run.layout import DESIGN_STORE, STREAM
 from memstream.sim.run.population import resolve_town
 from memstream.sim.run.rundir import RunDir, check_new
 from memstream.sim.run.scenario import Scenario

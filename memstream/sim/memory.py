@@ -18,6 +18,11 @@ context's rendered text is read back line by line: a line that is a memory the a
 its stamp) is that memory; any other line (a summary, a profile field, a fact, a core block) is a memory of
 its own, its text the line, cited to the newest record the line's block comes from. So the prompts and the
 offline stand-in read what the design gives, as text, and nothing here knows which design it is.
+
+A design's own upkeep (``consolidate_stage``: a summary folded in, sleep-time work, a profile compacted, facts
+consolidated) runs for each agent at its bedtime (:func:`bedtime_in`), its model calls counted with the run's.
+The town's reflection still runs on every design (it is a module of the town, ``--ablate reflection`` its
+switch), its insights written into the design like any memory.
 """
 
 from __future__ import annotations
@@ -25,13 +30,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from memstream.designs import Entry
 from memstream.models import ChatModel, Embedder
 from memstream.stream import THOUGHT, Memory, MemoryStream, NewMemory, Recall, Weights
+from memstream.timeutil import minute_of_day
 
 if TYPE_CHECKING:
     from memstream.designs import BoundDesign, Context
@@ -66,6 +72,8 @@ class DesignMemory(MemoryStream):
         self._indexed_through: dict[str, int] = {}
         self.contexts = 0          # contexts asked for
         self.context_tokens = 0    # tokens they held
+        self.consolidations = 0    # the design's upkeep run for an agent (at its bedtime)
+        self.consolidated = 0      # records or summaries that upkeep wrote
 
     @classmethod
     def open(cls, path: str | Path, embedder: Embedder, *, weights: Weights, design: str, store: Path,
@@ -102,7 +110,10 @@ class DesignMemory(MemoryStream):
     def consolidate_design(self, owner: str, now: datetime) -> int:
         """The design's own upkeep for ``owner`` (a summary, sleep-time work, compaction): records it wrote."""
         self.commit_design(owner)
-        return self.design.consolidate(owner, now)
+        wrote = self.design.consolidate(owner, now)
+        self.consolidations += 1
+        self.consolidated += wrote
+        return wrote
 
     def close(self) -> None:
         try:
@@ -185,6 +196,14 @@ class DesignMemory(MemoryStream):
                     known[record] = int(key[4:])
         mapped = [known[r] for r in record_ids if r in known]
         return max(mapped) if mapped else self.last_id(owner)
+
+
+def bedtime_in(sleep: str, now: datetime, step_s: float) -> bool:
+    """Whether the bedtime ``sleep`` ("HH:MM") falls in the step that ended at ``now``: a design's natural point
+    for its own upkeep (a summary folded, sleep-time work, a profile compacted), as reflection is the stream's."""
+    day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return any(now - timedelta(seconds=step_s) < at <= now
+               for at in (day + timedelta(minutes=minute_of_day(sleep)) + timedelta(days=d) for d in (-1, 0)))
 
 
 def entry_of(memory_id: int, text: str, at: datetime, kind: str) -> Entry:

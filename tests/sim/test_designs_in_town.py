@@ -17,7 +17,7 @@ from memstream.designs import DESIGNS, RecentConfig, RecentDesign, entry, kept_d
 from memstream.sim import RunConfig, RunDir, RunFiles, load_scenario, resume_run, start_run
 from memstream.sim.agents import Whisper
 from memstream.sim.analysis import measures
-from memstream.sim.memory import STREAM_DESIGN
+from memstream.sim.memory import STREAM_DESIGN, bedtime_in
 from memstream.sim.run.layout import DESIGN_STORE
 from tests.helpers import contents
 
@@ -151,3 +151,22 @@ def test_the_floor_recalls_only_its_newest_records_whatever_it_is_asked(texts: l
     ids = design.write("ann", [entry(text=t, at=a) for t, a in zip(texts, at, strict=True)])
     context = design.context("ann", "anything at all", START + timedelta(days=1), 10_000)
     assert context.ids == set(ids[-keep:])
+
+
+@settings(max_examples=25, deadline=None)
+@given(hour=st.integers(0, 23), minute=st.integers(0, 59), step=st.sampled_from([45, 60, 90, 600, 3600]),
+       offset=st.integers(0, 3599))
+def test_a_bedtime_falls_in_exactly_one_step_of_a_day(hour: int, minute: int, step: int, offset: int) -> None:
+    first = START + timedelta(seconds=offset % step)
+    ticks = [first + timedelta(seconds=step * i) for i in range(1, 24 * 3600 // step + 1)]
+    assert sum(bedtime_in(f"{hour:02d}:{minute:02d}", t, step) for t in ticks) == 1
+
+
+@pytest.mark.slow
+def test_a_design_does_its_upkeep_at_each_agents_bedtime_counted_in_the_metrics(tmp_path: Path) -> None:
+    start = START.replace(hour=21, minute=30)
+    result = start_run(config(design="buffer-summary", design_config={"turns": 4, "batch": 2}, start=start),
+                       tmp_path / "run", progress=False)
+    beds = [r for r in RunDir.open(tmp_path / "run").town.residents
+            if any(bedtime_in(r.sleep, start + timedelta(seconds=10 * i), 10) for i in range(1, 721))]
+    assert beds and result.metrics["memory"]["consolidations"] == len(beds)

@@ -17,7 +17,7 @@ from tqdm import tqdm
 from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.engine import Simulation
-from memstream.sim.memory import DesignMemory
+from memstream.sim.memory import DesignMemory, bedtime_in
 from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.run.metrics import RunMetrics, model_calls, run_metrics
@@ -70,6 +70,9 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     def on_tick(s: Simulation) -> bool:
         if isinstance(s.stream, DesignMemory):  # the step's entries, every agent's, written together: a run stopped
             s.stream.commit_design()            # here and resumed writes its design exactly as one that went on
+            for name in s.order:                # and the design's upkeep for whoever went to bed in this step
+                if bedtime_in(s.agents[name].resident.sleep, s.now(), s.step_s):
+                    s.stream.consolidate_design(name, s.now())
         bar.update(1)
         wall = time.perf_counter() - started
         if bar.n % 30 == 0:

@@ -69,7 +69,8 @@ class DesignMemory(MemoryStream):
         self._queued: dict[str, list[Entry]] = {}
         self._ledger_ids: dict[str, dict[int, int]] = {}   # owner -> design record id -> memory id
         self._by_first_line: dict[str, dict[str, list[Memory]]] = {}
-        self._indexed_through: dict[str, int] = {}
+        self._indexed: dict[str, int] = {}      # owner -> its memories in the index
+        self._indexed_id: dict[str, int] = {}   # owner -> its newest memory there
         self.contexts = 0          # contexts asked for
         self.context_tokens = 0    # tokens they held
         self.consolidations = 0    # the design's upkeep run for an agent (at its bedtime)
@@ -177,13 +178,15 @@ class DesignMemory(MemoryStream):
     def _lines_index(self, owner: str) -> dict[str, list[Memory]]:
         """``owner``'s memories by their first line (oldest first), brought up to date."""
         index = self._by_first_line.setdefault(owner, {})
-        through = self._indexed_through.get(owner, 0)
-        if self.last_id(owner) > through:
-            self.flush()
-            for m in self.memories(owner):
-                if m.id > through:
-                    index.setdefault(m.text.split("\n", 1)[0], []).append(m)
-            self._indexed_through[owner] = self.last_id(owner)
+        indexed = self._indexed.get(owner, 0)  # how many of the owner's memories are in the index
+        if self.last_id(owner) > self._indexed_id.get(owner, 0):
+            self.flush()  # what waits in the buffer, written (its ids are the stream's from here)
+        new = self.count(owner) - indexed
+        if new > 0:
+            for m in MemoryStream.recent(self, owner, new):  # the stream's newest, not the design's recall
+                index.setdefault(m.text.split("\n", 1)[0], []).append(m)
+            self._indexed[owner] = indexed + new
+            self._indexed_id[owner] = self.last_id(owner)
         return index
 
     def _newest_source(self, owner: str, record_ids: tuple[int, ...]) -> int:

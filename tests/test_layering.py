@@ -166,6 +166,7 @@ def test_the_face_checker_sees_a_module_past_the_face(tmp_path: Path) -> None:
 #: The simulation's rooms, lowest first: a module of ``sim`` imports only from its own room or one below.
 SIM_ROOMS = {
     "state": 0, "events": 0,  # typed state, the event log: the vocabulary every room speaks
+    "memory": 0,              # the agents' memory: the stream, or a design's context read back as memories
     "town": 1,                # places, residents, what is seen where
     "agents": 2,              # each agent's state and the components owning it
     "talk": 3,                # conversations, interviews

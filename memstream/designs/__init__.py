@@ -4,7 +4,8 @@
 summary), ``vector`` (relevance over every record), ``stream`` (the Generative Agents stream and
 its reflection), ``tiered`` (pinned, summary, window and retrieved under per-tier budgets) and
 ``profile`` (one structured file per owner and scope, read whole, edited after each turn, every version kept),
-``facts`` (versioned facts extracted as they are said, over ``memstream.facts``).
+``facts`` (versioned facts extracted as they are said, over ``memstream.facts``), and ``recent`` (the floor: only
+the last few records, whatever is asked).
 Every model call a design makes is a request stage; its offline rules are in ``offline.py``.
 """
 
@@ -18,6 +19,7 @@ from memstream.designs.generative_agents import StreamConfig, StreamDesign
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
 from memstream.designs.persist import load_state, save_state
 from memstream.designs.profile import ProfileConfig, ProfileDesign, ProfileStore, blame
+from memstream.designs.recent import RecentConfig, RecentDesign
 from memstream.designs.registry import DESIGNS, RETRIEVAL_DESIGNS, design_names, make_design
 from memstream.designs.retrievers import (
     NEEDS_IMPORTANCE,
@@ -36,6 +38,7 @@ from memstream.designs.store import (
     ImportedState,
     check_store,
     import_state,
+    kept_designs,
     open_design,
     refuse_non_store,
     state_design,
@@ -50,8 +53,10 @@ __all__ = [
     "RETRIEVERS", "Block", "BoundDesign", "BufferConfig", "BufferSummary", "Context", "DesignConfig", "DesignStore",
     "Entry", "FactsConfig", "FactsDesign", "FullConfig", "FullContext", "LettaConfig", "LettaDesign", "Line",
     "MemoryBlock", "MemoryDesign", "OwnerRows", "ProfileConfig", "ProfileDesign", "ProfileStore", "Record", "Signals",
+    "RecentConfig", "RecentDesign",
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
     "open_design", "save_state", "score", "storable", "tokenize",
-    "ImportedState", "check_store", "import_state", "refuse_non_store", "state_design",  # the design store's lifecycle
+    "ImportedState", "check_store", "import_state", "kept_designs", "refuse_non_store",
+    "state_design",  # the design store's lifecycle
 ]

@@ -123,6 +123,9 @@ class MemoryDesign(ABC, Generic[S]):
     Config: ClassVar[type[DesignConfig]] = DesignConfig
     #: The type of what :meth:`get_state` returns (what its state file holds, validated on load).
     State: ClassVar[type[DesignState]]
+    #: Whether ``all`` names it (``eval --design all``): every design but a floor (``recent``), a lower bound
+    #: to measure others against rather than a way of remembering, measured when named.
+    in_all: ClassVar[bool] = True
 
     @classmethod
     def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> MemoryDesign[Any]:

@@ -12,6 +12,7 @@ from memstream.designs.full import FullContext
 from memstream.designs.generative_agents import StreamDesign
 from memstream.designs.letta import LettaDesign
 from memstream.designs.profile import ProfileDesign
+from memstream.designs.recent import RecentDesign
 from memstream.designs.tiered import TieredDesign
 from memstream.designs.vector import VectorDesign
 from memstream.designs.versioned_facts import FactsDesign
@@ -21,14 +22,16 @@ from memstream.models import Embedder
 
 DESIGNS: dict[str, type[MemoryDesign]] = {d.name: d for d in (FullContext, BufferSummary, VectorDesign,
                                                                StreamDesign, TieredDesign, LettaDesign,
-                                                               ProfileDesign, FactsDesign)}
+                                                               ProfileDesign, FactsDesign, RecentDesign)}
 #: Designs that rank records for the query (their assembly time is a benchmark target).
 RETRIEVAL_DESIGNS = ("vector", "stream", "tiered", "facts")
 
 
 def design_names(text: str) -> list[str]:
-    """``full,tiered`` or ``all`` as design names, each known; one line naming an unknown one."""
-    names = list(DESIGNS) if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
+    """``full,tiered`` or ``all`` (every design but a floor, :attr:`MemoryDesign.in_all`) as design names, each
+    known; one line naming an unknown one."""
+    every = [n for n, d in DESIGNS.items() if d.in_all]
+    names = every if text.strip() == "all" else [n.strip() for n in text.split(",") if n.strip()]
     unknown = [n for n in names if n not in DESIGNS]
     if unknown or not names:
         raise MemstreamError(f"unknown design {', '.join(map(repr, unknown)) or repr(text)}; use one of "

@@ -8,7 +8,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstream.cli.flags import agent_flag, endpoint_flags, gate_flag, parse_time_arg, positive_int
+from memstream.cli.flags import (
+    agent_flag,
+    design_config_flag,
+    design_settings,
+    endpoint_flags,
+    gate_flag,
+    parse_time_arg,
+    positive_int,
+)
 from memstream.cli.text import short
 from memstream.cli.weights import parse_weights, weight_flags
 from memstream.errors import MemstreamError
@@ -47,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
               "step's batches)", shown="offline")
     p.add_argument("--no-critic", dest="critic", action="store_false", default=None,
                    help="no critic in front of reflection insights (the gate stays)")
+    p.add_argument("--design", help="the agents' memory: stream (default: the town's own stream) or any memory "
+                   "design (full, buffer-summary, vector, tiered, letta, profile, facts, recent: the floor), kept in "
+                   "the run directory")
+    design_config_flag(p)
 
     p = sub.add_parser("whisper", help="put a memory in an agent's mind in a run (the paper's inner voice)")
     p.add_argument("run")
@@ -66,6 +78,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(modes) > 1:
         raise MemstreamError(f"{' and '.join(modes)} cannot be combined; choose one")
     ablate = [a.strip() for a in args.ablate.split(",") if a.strip()] if args.ablate is not None else None
+    if args.reconfigure:
+        raise MemstreamError("a run keeps its design's settings for its whole life; drop --reconfigure (start a new "
+                             "run with --design-config to try others)")
+    if args.resume and (args.design is not None or args.design_config):
+        raise MemstreamError(f"a run keeps the memory design it started with; drop --design/--design-config (fork it "
+                             f"into another: memstream run --fork {args.resume} --design D --out NEW)")
     if args.resume:
         kept = [flag for flag, given in (("--seed", args.seed), ("--agents", args.agents),
                                          ("--embedder", args.embedder), ("--llm", args.llm),
@@ -136,6 +154,12 @@ def _settings(args: argparse.Namespace, ablate: list[str] | None) -> dict[str, A
     return {k: v for k, v in given.items() if v is not None}
 
 
+def _design(args: argparse.Namespace) -> dict[str, Any]:
+    """The memory design a new run is given (``--design``, ``--design-config``), left out when not given."""
+    given = {"design": args.design, "design_config": design_settings(args) or None}
+    return {k: v for k, v in given.items() if v is not None}
+
+
 def _new_run(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
     from pydantic import ValidationError
 
@@ -144,7 +168,7 @@ def _new_run(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
     defaults = RunConfig.model_fields
     settings = _settings(args, ablate) | {
         "step_seconds": defaults["step_seconds"].default if args.step_seconds is None else args.step_seconds,
-        "embedder": args.embedder or "minilm"}
+        "embedder": args.embedder or "minilm"} | _design(args)
     seed = defaults["seed"].default if args.seed is None else args.seed
     try:
         if args.scenario:
@@ -175,7 +199,7 @@ def _fork(args: argparse.Namespace, ablate: list[str] | None) -> RunResult:
     if fixed:
         raise MemstreamError(f"a fork keeps its source's {', '.join(fixed)}; start a new run to change them")
     return fork_run(Path(source), Path(args.out), at=parse_time_arg(at, "--fork @TIME") if at else None,
-                    **_settings(args, ablate))
+                    **_settings(args, ablate) | _design(args))
 
 
 def cmd_whisper(args: argparse.Namespace) -> int:

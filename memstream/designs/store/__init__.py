@@ -133,5 +133,5 @@ def _scope(scope: str) -> str:
 
 
 __all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
-           "check_store", "import_state", "open_design", "own_file_path", "refuse_non_store", "state_design",
-           "storable"]
+           "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "refuse_non_store",
+           "state_design", "storable"]

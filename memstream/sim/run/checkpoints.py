@@ -8,6 +8,10 @@ stays what the step changed, not what the run has remembered (a copy of the whol
 written before format 3 hold, grew with the run; they are still restored from their copy). ``LATEST`` names
 the newest. Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork
 points.
+
+A run on a design other than the stream also keeps a copy of its design store (and of the design's own file
+beside it) in each checkpoint: a design's memory is not append-only (summaries, profiles and facts are
+rewritten), so only a copy puts it back as it was.
 """
 
 from __future__ import annotations
@@ -28,7 +32,16 @@ from memstream.errors import MemstreamError
 from memstream.sim.agents import Agent
 from memstream.sim.events import truncate
 from memstream.sim.run.config import RunConfig
-from memstream.sim.run.layout import LATEST, SIDECARS, STATE, STREAM, RunFiles, require_writer, write_atomic
+from memstream.sim.run.layout import (
+    DESIGN_STORE,
+    LATEST,
+    SIDECARS,
+    STATE,
+    STREAM,
+    RunFiles,
+    require_writer,
+    write_atomic,
+)
 from memstream.stream import StreamMark, rewind_stream
 from memstream.timeutil import to_epoch
 
@@ -94,6 +107,7 @@ class Checkpoints:
             for suffix in ("", *SIDECARS):
                 (self.files.root / f"{STREAM}{suffix}").unlink(missing_ok=True)
         if point is None:  # stopped before the first checkpoint: start again from the beginning
+            self._restore_design(None)
             self.files.events.unlink(missing_ok=True)
             return
         if point.copied:
@@ -104,7 +118,17 @@ class Checkpoints:
             except (ValueError, MemstreamError) as e:
                 raise MemstreamError(f"checkpoint {point.folder} does not match {self.files.stream} "
                                      f"({str(e)[:80]}); {self._unresumable}") from None
+        self._restore_design(point.folder)
         truncate(self.files.events, point.state["events_lines"])
+
+    def _restore_design(self, folder: Path | None) -> None:
+        """The design store as the checkpoint in ``folder`` holds it (none at all if it holds none, or at the start)."""
+        for path in self.files.design_files():
+            for suffix in ("", *SIDECARS):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        if folder is not None:
+            for copy in sorted(folder.glob(f"{DESIGN_STORE}*")):
+                shutil.copyfile(copy, self.files.root / copy.name)
 
     def write(self, tick: float, state: Callable[[], dict[str, Any]]) -> None:
         """Checkpoint ``state()`` at ``tick`` (its ``stream`` the stream's mark, taken once the stream has
@@ -122,6 +146,8 @@ class Checkpoints:
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         (partial / STATE).write_text(json.dumps(state()))
+        for path in self.files.design_files():  # none on the stream: its mark in the state is all it needs
+            _backup(path, partial / path.name)
         shutil.rmtree(root / name, ignore_errors=True)
         partial.rename(root / name)
         write_atomic(latest, name)
@@ -129,12 +155,14 @@ class Checkpoints:
             if old.is_dir() and old.name != name and not self._kept(old.name):
                 shutil.rmtree(old, ignore_errors=True)
 
-    def adopt(self, point: Checkpoint) -> None:
-        """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork."""
+    def adopt(self, point: Checkpoint) -> Path:
+        """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork. Its
+        folder here."""
         copy = self.root / point.folder.name
         _copy_without_modes(point.folder, copy)
         _own_clock(copy / STATE)
         write_atomic(self.root / LATEST, point.folder.name)
+        return copy
 
     def _kept(self, name: str) -> bool:
         """Whether a checkpoint stays besides the latest: one every ``keep_every`` hours from the start."""
@@ -164,6 +192,12 @@ class Checkpoints:
         except (OSError, ValueError, sqlite3.DatabaseError) as e:
             raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None
         return Checkpoint(point, state, datetime.fromtimestamp(state["time"], self.config.start.tzinfo))
+
+
+def _backup(source: Path, copy: Path) -> None:
+    """A SQLite file copied consistent at one commit (its write-ahead log folded in), by SQLite's online backup."""
+    with closing(sqlite3.connect(source)) as db, closing(sqlite3.connect(copy)) as target:
+        db.backup(target)
 
 
 def _copy_without_modes(source: Path, copy: Path) -> None:

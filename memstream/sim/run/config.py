@@ -12,12 +12,13 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
 
 from memstream.errors import MemstreamError
 from memstream.files import Number, WholeNumber
 from memstream.models import check_embedder, check_llm
 from memstream.sim.engine import ABLATIONS
+from memstream.sim.memory import STREAM_DESIGN, TOKENS_PER_RECALL
 from memstream.sim.talk.conversation import TALK_RULES
 from memstream.stream import Weights
 from memstream.timeutil import require_aware
@@ -32,7 +33,7 @@ DEFAULT_HOURS = 3.0
 MAX_HOURS = 24 * 366 * 10
 #: Settings a fork may change; the others (town, agents, start, seed, step, embedder) make it another run.
 FORK_CHANGES = ("hours", "weights", "llm", "ablate", "timeout", "concurrency", "max_calls", "keep_every", "gate",
-                "critic")
+                "critic", "design", "design_config", "recall_tokens")
 #: ``gate`` values: the run's own model (its requests batched with the step's), the offline rules, or none.
 GATE_LLM, GATE_OFFLINE, GATE_OFF = "llm", "offline", "off"
 
@@ -65,6 +66,12 @@ class RunConfig(BaseModel):
     critic: bool = True  # the critic in front of reflection insights (with the gate on)
     #: The conversation rules (memstream.sim.talk.conversation.TALK_RULES): a run recorded under older ones says so.
     talk_rules: WholeNumber = Field(default=TALK_RULES, ge=1, le=TALK_RULES)
+    #: The agents' memory (memstream.sim.memory): the stream (today's town), or any registered design, with its
+    #: settings (its Config's fields), kept in the run directory's design store.
+    design: str = STREAM_DESIGN
+    design_config: dict[str, JsonValue] = Field(default_factory=dict)
+    #: Tokens of a design's context per memory a stage asks for (memstream.sim.memory.TOKENS_PER_RECALL).
+    recall_tokens: WholeNumber = Field(default=TOKENS_PER_RECALL, gt=0, le=10_000)
 
     @field_validator("format")
     @classmethod
@@ -90,6 +97,25 @@ class RunConfig(BaseModel):
         if unknown:
             raise ValueError(f"unknown ablation {unknown[0]!r}; choose from {', '.join(ABLATIONS)}")
         return sorted(set(value))
+
+    @model_validator(mode="after")
+    def _design(self) -> RunConfig:
+        if self.design == STREAM_DESIGN:
+            if self.design_config:
+                raise ValueError("the stream design is the town's own stream: it takes --weights, not --design-config")
+            return self
+        from memstream.designs import DESIGNS, kept_designs, make_design  # checked before any folder is made
+
+        if self.design not in DESIGNS:
+            raise ValueError(f"unknown design {self.design!r}; use one of {', '.join(DESIGNS)}")
+        if self.design not in kept_designs():
+            raise ValueError(f"the {self.design} design cannot be kept in a run's design store yet; use one of "
+                             f"{', '.join([STREAM_DESIGN, *(d for d in kept_designs() if d != STREAM_DESIGN)])}")
+        try:
+            make_design(self.design, embedder=None, **self.design_config)
+        except MemstreamError as e:
+            raise ValueError(str(e)) from None
+        return self
 
     @model_validator(mode="after")
     def _gate(self) -> RunConfig:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,12 @@ from pydantic import ValidationError
 
 from memstream.errors import MemstreamError
 from memstream.files import problem
-from memstream.models import ChatModel
+from memstream.models import CachedEmbedder, ChatModel, make_chat_model, make_embedder
 from memstream.sim.agents.whisper import Whisper
+from memstream.sim.memory import STREAM_DESIGN, seed_design
+from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import FORK_CHANGES, RunConfig, RunResult
+from memstream.sim.run.layout import DESIGN_STORE, STREAM
 from memstream.sim.run.population import resolve_town
 from memstream.sim.run.rundir import RunDir, check_new
 from memstream.sim.run.scenario import Scenario
@@ -92,6 +96,8 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
         raise MemstreamError(f"{source} has no checkpoint to fork from yet; run it for a simulated hour first")
     check_new(out)
     config = src.config
+    if "design" in changes:  # settings are a design's own: another design starts from its defaults
+        changes.setdefault("design_config", {})
     hours = changes.pop("hours", None)
     total = config.hours if hours is None else (point.time - config.start).total_seconds() / 3600 + hours
     try:
@@ -99,8 +105,30 @@ def fork_run(source: Path, out: Path, *, at: datetime | None = None, progress: b
                                            "forked_from": f"{source}@{point.time.isoformat()}"})
     except ValidationError as e:
         raise MemstreamError(f"bad fork setting: {problem(e)[:150]}") from None
-    with RunDir.create_fork(out, src, point, forked) as run:
+    other_memory = (forked.design, forked.design_config) != (config.design, config.design_config)
+    prepare = partial(_another_memory, point=point) if other_memory else None
+    with RunDir.create_fork(out, src, point, forked, prepare) as run:
         return _resume(run, {}, progress)
+
+
+def _another_memory(run: RunDir, folder: Path, *, point: Checkpoint) -> None:
+    """The fork's checkpoint ``folder`` given a design store of the fork's design (none for the stream), built
+    from every agent's memories at the fork point: the same morning, another memory. Its model calls (a
+    summary, facts extracted) go through the fork's call cache."""
+    for old in folder.glob(f"{DESIGN_STORE}*"):
+        old.unlink()
+    config = run.config
+    if config.design == STREAM_DESIGN:
+        return
+    ledger = folder / STREAM if point.copied else run.files.stream
+    through = int(point.state["stream"]["memories_through"]) if not point.copied else 1 << 62
+    chat = run.call_cache(make_chat_model(config.llm, timeout=config.timeout, concurrency=config.concurrency,
+                                          seed=config.seed))
+    try:
+        seed_design(ledger, through, config.design, folder / DESIGN_STORE, config.design_config, chat,
+                    CachedEmbedder(make_embedder(config.embedder)))
+    finally:
+        chat.close()
 
 
 def whisper(out: Path, agent: str, text: str, at: datetime | None = None) -> tuple[Whisper, int | None]:

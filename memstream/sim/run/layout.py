@@ -1,11 +1,12 @@
 """Where everything of a run directory lives: every file name in it is spelled here and only here.
 
 A run directory holds ``config.json`` (the settings, with the format's version), ``town.json`` (the
-town with its resolved residents), ``streams.db`` (every agent's stream, owner-scoped),
-``events.jsonl``, ``calls.db`` (the model-call cache), ``whispers.json`` (memories an experimenter
-puts in agents' minds, given at their time), ``metrics.json``, ``blocked.jsonl`` (what the write gate
-kept out) and ``checkpoint/`` (``tNNN/`` folders of a stream copy and ``state.json``, and ``LATEST``
-naming the newest). While a run writes it, ``run.lock`` holds an OS lock (:mod:`memstream.sim.run.dirlock`).
+town with its resolved residents), ``streams.db`` (every agent's stream, owner-scoped), ``design.db``
+(with ``--design`` other than the stream: the design store every agent recalls from, and any file of the
+design's own kind beside it), ``events.jsonl``, ``calls.db`` (the model-call cache), ``whispers.json``
+(memories an experimenter puts in agents' minds, given at their time), ``metrics.json``, ``blocked.jsonl``
+(what the write gate kept out) and ``checkpoint/`` (``tNNN/`` folders of a stream copy and ``state.json``, and
+``LATEST`` naming the newest). While a run writes it, ``run.lock`` holds an OS lock (:mod:`memstream.sim.run.dirlock`).
 While a new run or fork is being made, ``.making`` marks it: a folder with the mark and no settings was
 left by a maker that died, and the next run given it clears it.
 """
@@ -23,6 +24,8 @@ CONFIG, TOWN, STREAM, CALLS = "config.json", "town.json", "streams.db", "calls.d
 EVENTS, METRICS, WHISPERS, LOCK = "events.jsonl", "metrics.json", "whispers.json", "run.lock"
 CHECKPOINTS, LATEST, STATE = "checkpoint", "LATEST", "state.json"
 BLOCKED = "blocked.jsonl"
+#: The design store of a run on another memory than the stream (``--design``), its design's own file beside it.
+DESIGN_STORE = "design.db"
 #: The mark of a run folder being made (removed once its settings are written).
 MAKING = ".making"
 #: SQLite's files beside a database in WAL mode.
@@ -64,6 +67,15 @@ class RunFiles:
     def stream(self) -> Path:
         """Every agent's stream."""
         return self.root / STREAM
+
+    @property
+    def design_store(self) -> Path:
+        """The design store (a run on a design other than the stream)."""
+        return self.root / DESIGN_STORE
+
+    def design_files(self) -> list[Path]:
+        """The design store and the files beside it that are its (``design.db.facts``, ...), as they are now."""
+        return sorted(p for p in self.root.glob(f"{DESIGN_STORE}*") if not p.name.endswith(SIDECARS))
 
     @property
     def calls(self) -> Path:

@@ -6,6 +6,7 @@ from typing import NotRequired, TypedDict
 
 from memstream.models import CachedChatModel, CachedEmbedder, PrefixCacheShare, ProbeReport, Traffic
 from memstream.sim.engine import Simulation
+from memstream.sim.memory import DesignMemory
 from memstream.sim.run.config import RunConfig
 from memstream.trust import CRITIC_PURPOSE, GATE_PURPOSE, AuditCounts
 
@@ -30,6 +31,27 @@ class StoppedMidStep(TypedDict):
 
     abandoned_at: str
     resumes_from: str
+
+
+class PerAgentStep(TypedDict):
+    """A purpose's cost per agent-step: model calls (not those the call cache answered) and tokens (in and out)."""
+
+    calls: float
+    tokens: float
+
+
+class MemoryMetrics(TypedDict):
+    """The agents' memory design, every purpose's cost per agent-step (what tells designs apart at what cost), and,
+    on a design other than the stream, what this process asked of it: the contexts recalled and the tokens they
+    held (per context on average), and its upkeep at bedtime."""
+
+    design: str
+    per_agent_step: dict[str, PerAgentStep]
+    contexts: NotRequired[int]
+    context_tokens: NotRequired[int]
+    tokens_per_context: NotRequired[float]
+    consolidations: NotRequired[int]
+    consolidated: NotRequired[int]
 
 
 class RunMetrics(Traffic):
@@ -69,6 +91,7 @@ class RunMetrics(Traffic):
     gate: GateMetrics
     usage: dict[str, dict[str, int | float]]
     usage_by_stage: dict[str, dict[str, int | float]]
+    memory: MemoryMetrics
     stopped_mid_step: NotRequired[StoppedMidStep]
 
 
@@ -110,7 +133,23 @@ def run_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel, embed
                  **sim.checker.audit.to_dict()["counts"],
                  "calls_per_agent_step": round(_gate_calls(chat) / max(sim.agent_steps, 1), 5)},
         "usage": chat.usage.as_dict(), "usage_by_stage": {k: vars(v) for k, v in chat.usage.by_stage().items()},
+        "memory": memory_metrics(config, sim, chat),
     }
+
+
+def memory_metrics(config: RunConfig, sim: Simulation, chat: CachedChatModel) -> MemoryMetrics:
+    """The design the agents remember with, and what this process recalled from it (a design other than the stream)."""
+    steps = max(sim.agent_steps, 1)
+    per_step: dict[str, PerAgentStep] = {
+        p: {"calls": round((u.calls - u.cache_hits) / steps, 6),
+            "tokens": round((u.prompt_tokens + u.completion_tokens) / steps, 3)}
+        for p, u in sorted(chat.usage.by_purpose.items())}
+    if not isinstance(sim.stream, DesignMemory):
+        return {"design": config.design, "per_agent_step": per_step}
+    m = sim.stream
+    return {"design": config.design, "per_agent_step": per_step, "contexts": m.contexts,
+            "context_tokens": m.context_tokens, "tokens_per_context": round(m.context_tokens / max(m.contexts, 1), 1),
+            "consolidations": m.consolidations, "consolidated": m.consolidated}
 
 
 def conversation_offers(sim: Simulation) -> dict[str, int | float | None]:

@@ -20,7 +20,7 @@ import logging
 import os
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +28,7 @@ from pathlib import Path
 from memstream.errors import MemstreamError
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedder
 from memstream.sim.agents import Whisper
+from memstream.sim.memory import STREAM_DESIGN, DesignMemory
 from memstream.sim.run.checkpoints import Checkpoint, Checkpoints
 from memstream.sim.run.config import RunConfig
 from memstream.sim.run.dirlock import Busy, DirLock, live_holder
@@ -92,13 +93,16 @@ class RunDir:
         return run
 
     @classmethod
-    def create_fork(cls, path: str | Path, source: RunDir, point: Checkpoint, config: RunConfig) -> RunDir:
+    def create_fork(cls, path: str | Path, source: RunDir, point: Checkpoint, config: RunConfig,
+                    prepare: Callable[[RunDir, Path], None] | None = None) -> RunDir:
         """A new run directory at ``path`` that goes on from ``source``'s checkpoint ``point`` with ``config``
         (the call cache and event log come along; resuming cuts the log back to the checkpoint).
 
         The stream is copied whole (SQLite's online backup, so a source still running is copied at one
         commit), then rewound to the point on resume: fork and source both go on appending, each to a file of
-        its own; sharing the past between two files would need every read to join them."""
+        its own; sharing the past between two files would need every read to join them. ``prepare`` is given the
+        fork and its copy of the checkpoint's folder before the settings are written (a fork into another design
+        builds its design store there); if it fails, nothing of the fork is left."""
         path = Path(path)
         made = not path.exists()
         run = cls(path, config, source.town, claim_new(path))
@@ -108,7 +112,9 @@ class RunDir:
                     shutil.copyfile(source.path / name, run.path / name)
             if not point.copied:  # the fork's own stream: the source's, rewound to the point when it resumes
                 _copy_stream_of(source, run)
-            run.checkpoints.adopt(point)
+            adopted = run.checkpoints.adopt(point)
+            if prepare is not None:
+                prepare(run, adopted)
             run._write_new(config, source.town, source.mailbox.whispers())
         except OSError as e:  # a write-protected source or a full disk: nothing of the fork is left
             run._unmake(made)
@@ -185,10 +191,17 @@ class RunDir:
             self._stream = MemoryStream(self.files.stream, create=False, readonly=True)
         return self._stream
 
-    def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights) -> MemoryStream:
-        """The run's stream for the simulation to write (the caller closes it)."""
+    def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights,
+                    chat: ChatModel | None = None) -> MemoryStream:
+        """The agents' memory for the simulation to write (the caller closes it): the run's stream, or, for a run
+        on another design, a :class:`~memstream.sim.memory.DesignMemory` over the design store in the run
+        directory (its model calls answered by ``chat``)."""
         require_writer(self._lock is not None, self.path)
-        return MemoryStream(self.files.stream, embedder, weights=weights)
+        if self.config.design == STREAM_DESIGN:
+            return MemoryStream(self.files.stream, embedder, weights=weights)
+        return DesignMemory.open(self.files.stream, embedder, weights=weights, design=self.config.design,
+                                 store=self.files.design_store, settings=self.config.design_config, chat=chat,
+                                 recall_tokens=self.config.recall_tokens)
 
     def call_cache(self, model: ChatModel, *, read_only: bool = False) -> CachedChatModel:
         """``model`` with the run's call cache: an answer given once is never paid for again. ``read_only``

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from memstream.errors import CallInterrupted
 from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, PurposeUsage, make_chat_model, make_embedder
 from memstream.sim.engine import Simulation
+from memstream.sim.memory import DesignMemory, bedtime_in
 from memstream.sim.run.checkpoints import Checkpoint
 from memstream.sim.run.config import GATE_OFF, GATE_OFFLINE, RunConfig, RunResult
 from memstream.sim.run.metrics import RunMetrics, model_calls, run_metrics
@@ -41,7 +42,7 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
                                      seed=config.seed)
     chat = run.call_cache(model)
     embedder = CachedEmbedder(make_embedder(config.embedder))
-    stream = run.open_stream(embedder, config.weights)
+    stream = run.open_stream(embedder, config.weights, chat)
     events = run.records.event_log(state["events_lines"] if state else 0)
     now = point.time if point else config.start
     step = timedelta(seconds=config.step_seconds)
@@ -67,6 +68,11 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     steps_at_start, calls_at_start = sim.agent_steps, model_calls(chat)
 
     def on_tick(s: Simulation) -> bool:
+        if isinstance(s.stream, DesignMemory):  # the step's entries, every agent's, written together: a run stopped
+            s.stream.commit_design()            # here and resumed writes its design exactly as one that went on
+            for name in s.order:                # and the design's upkeep for whoever went to bed in this step
+                if bedtime_in(s.agents[name].resident.sleep, s.now(), s.step_s):
+                    s.stream.consolidate_design(name, s.now())
         bar.update(1)
         wall = time.perf_counter() - started
         if bar.n % 30 == 0:
@@ -132,6 +138,8 @@ def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: flo
     way (the stream writes what it holds before its mark is taken). ``wall_s`` and ``own_from`` (the agent-steps a
     fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
+    if isinstance(sim.stream, DesignMemory):  # what is queued for the design goes in before its store is copied
+        sim.stream.commit_design()            # (the seed memories; a step's are in at its end)
     run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.checkpoints.write(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,

@@ -25,10 +25,14 @@ from memstream.models import Stage
 
 
 class RecentConfig(DesignConfig):
+    """The floor's one setting: how many of the newest records a context holds."""
+
     records: int = Field(default=5, gt=0, description="the newest records a context holds (all it recalls)")
 
 
 class RecentDesign(LogRows, MemoryDesign[LogState]):
+    """The floor: a memory that holds only the newest few records, whatever is asked (what any design must beat)."""
+
     name = "recent"
     Config = RecentConfig
     State = LogState

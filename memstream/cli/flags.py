@@ -101,6 +101,14 @@ def json_flag(p: argparse.ArgumentParser, what: str = "the results") -> None:
                    help=f"print {what} as JSON; with FILE.json, write them there")
 
 
+def folder_path(text: str) -> str:
+    """A folder a command makes (``--out`` of run, fork, sweep): an empty or blank one names none (it was
+    taken as the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; name the folder to make")
+    return text
+
+
 def output_flag(p: argparse.ArgumentParser, *, required: bool, help: str) -> None:
     """``-o/--output FILE``: the file a command writes (a plot, a page, a stream); ``--out`` is its
     deprecated alias (``--out`` now means only a folder a command creates: run, fork, sweep)."""

@@ -13,6 +13,7 @@ from memstream.cli.flags import (
     design_config_flag,
     design_settings,
     endpoint_flags,
+    folder_path,
     gate_flag,
     parse_time_arg,
     positive_int,
@@ -45,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p.add_argument("--seed", type=int, help="the run's seed (default 0)")
     p.add_argument("--max-calls", type=positive_int,
                    help="stop after this many model calls in this invocation; checkpointed, resume to go on")
-    p.add_argument("--out", help="run directory (default runs/<start>-<agents>)")
+    p.add_argument("--out", type=folder_path, help="run directory (default runs/<start>-<agents>)")
     p.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
     p.add_argument("--llm", help="chat model: offline (default) or openai:MODEL")
     endpoint_flags(p)

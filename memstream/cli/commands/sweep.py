@@ -7,7 +7,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from memstream.cli.flags import positive_int
+from memstream.cli.flags import folder_path, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     p = sub.add_parser("sweep", help="many runs as one study (a grid of changes, measured and aggregated), on Ray")
     p.add_argument("spec", help='YAML/JSON: {"base": {run options}, "grid": {option: [values]}, "measures": '
                    '[{"diffusion": {"fact": ...}}, {"network": {}}, {"attendance": {"place", "from", "to"}}]}')
-    p.add_argument("--out", required=True, help="the sweep's folder: runs/<name>/, results.json, runs.json")
+    p.add_argument("--out", type=folder_path, required=True,
+                   help="the sweep's folder: runs/<name>/, results.json, runs.json")
     p.add_argument("--address", help="join this Ray cluster (default: $RAY_ADDRESS, else Ray on this machine)")
     p.add_argument("--resume", action="store_true", help="skip finished runs, resume unfinished ones")
     p.add_argument("--cpus", type=positive_int, help="runs at once on this machine (default: its cores)")

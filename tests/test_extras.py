@@ -51,6 +51,7 @@ def test_serve_names_the_service_extra_in_one_line_exit_2(module: str, monkeypat
 def test_serve_mcp_names_the_mcp_extra_in_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, capsys,
                                                           tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # hidden even when another test loaded it
     assert main(["serve", "--store", str(tmp_path / "s.db"), "--mcp", "stdio"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "memstream: error: memstream serve --mcp needs memstream[mcp]: pip install 'memstream[mcp]'"]

@@ -105,7 +105,8 @@ def _answer(call: Callable[[], T]) -> T:
         raise ToolError(f"refused: {e}") from None
 
 
-def create_server(service: MemoryService, tokens: Tokens | None = None, fixed: Principal | None = None) -> MCPServer:
+def create_mcp_server(service: MemoryService, tokens: Tokens | None = None,
+                      fixed: Principal | None = None) -> MCPServer:
     """The MCP tools answering for ``service``; ``fixed`` is the stdio principal (:func:`stdio_principal`; local
     if None)."""
     access = Access(tokens, fixed or LOCAL)
@@ -183,11 +184,11 @@ class BearerGuard:
         await self.app(scope, receive, send)
 
 
-def http_app(server: MCPServer, tokens: Tokens | None, host: str) -> ASGIApp:
+def mcp_http_app(server: MCPServer, tokens: Tokens | None, host: str) -> ASGIApp:
     """The streamable HTTP app (at :data:`MCP_PATH`), behind :class:`BearerGuard` when there are tokens."""
     app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     return BearerGuard(app, tokens) if tokens is not None else app
 
 
-__all__ = ["MCP_PATH", "TRANSPORTS", "Access", "BearerGuard", "Memory", "bearer", "create_server", "http_app",
+__all__ = ["MCP_PATH", "TRANSPORTS", "Access", "BearerGuard", "Memory", "bearer", "create_mcp_server", "mcp_http_app",
            "stdio_principal"]

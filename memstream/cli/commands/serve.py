@@ -111,8 +111,7 @@ def serve_mcp(args: argparse.Namespace) -> int:
         refuse_taken(args.host, args.port)
     from memstream.designs import design_names
     from memstream.models import make_chat_model, make_embedder
-    from memstream.service import MemoryService, Tokens
-    from memstream.service.mcp import MCP_PATH, create_server, http_app, stdio_principal
+    from memstream.service import MCP_PATH, MemoryService, Tokens, create_mcp_server, mcp_http_app, stdio_principal
 
     tokens = Tokens.read(args.tokens) if args.tokens else None
     fixed = stdio_principal(tokens, args.token or os.environ.get(TOKEN_ENV)) if args.mcp == "stdio" else None
@@ -120,7 +119,7 @@ def serve_mcp(args: argparse.Namespace) -> int:
     chat = make_chat_model(args.llm, timeout=args.timeout, concurrency=args.concurrency)
     with MemoryService(args.store, designs, chat=chat, embedder=make_embedder(args.embedder),
                        read_only=args.read_only) as service:
-        server = create_server(service, tokens, fixed)
+        server = create_mcp_server(service, tokens, fixed)
         where = "stdio" if args.mcp == "stdio" else f"http://{args.host}:{args.port}{MCP_PATH}"
         access = f"{len(tokens)} tokens" if tokens else "no tokens: this machine only"
         print(f"memstream serve --mcp: {', '.join(service.designs)} on {service.health().store} at {where} "
@@ -128,6 +127,6 @@ def serve_mcp(args: argparse.Namespace) -> int:
         if args.mcp == "stdio":
             server.run("stdio")
         else:
-            uvicorn.run(http_app(server, tokens, args.host), host=args.host, port=args.port, log_level="warning",
+            uvicorn.run(mcp_http_app(server, tokens, args.host), host=args.host, port=args.port, log_level="warning",
                         server_header=False)
     return 0

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,51 @@ def test_a_stdio_server_with_tokens_but_none_given_is_refused_in_one_line(tmp_pa
     ("Bearer abc", "abc"), ("bearer  abc ", "abc")])
 def test_bearer_reads_only_a_bearer_token(header: str | None, token: str | None) -> None:
     assert bearer(header) == token
+
+
+@pytest.mark.slow
+def test_streamable_http_takes_each_request_s_bearer_token(tmp_path: Path) -> None:
+    import socket
+    import subprocess
+    import time
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from tests.service.conftest import BEN
+
+    tokens = tmp_path / "tokens.txt"
+    tokens.write_text(TOKENS)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/mcp"
+    proc = subprocess.Popen([sys.executable, "-m", "memstream.cli", "serve", "--store", str(tmp_path / "m.db"),
+                             "--mcp", "http", "--port", str(port), "--embedder", "hash", "--tokens", str(tokens)],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=str(ROOT))
+
+    async def calls(token: str, todo: list[tuple[str, dict[str, Any]]]) -> list[Any]:
+        with anyio.fail_after(30):
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}) as http, \
+                    streamable_http_client(url, http_client=http) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return [await session.call_tool(name, args) for name, args in todo]
+
+    try:
+        for _ in range(100):
+            try:
+                refused = httpx2.post(url, json={})
+                break
+            except httpx2.HTTPError:
+                time.sleep(0.1)
+        assert refused.status_code == 401 and "Authorization: Bearer" in refused.json()["detail"]
+        (added,) = anyio.run(calls, ANA, [("add", {"owner": "ana", "memories": [{"text": "Ana lives in Lisbon"}]})])
+        assert not added.is_error
+        read, wrote = anyio.run(calls, BEN, [("search", {"owner": "ana", "query": "Lisbon"}),
+                                             ("add", {"owner": "ana", "memories": [{"text": "planted"}]})])
+        assert read.is_error and "Lisbon" not in text(read) and "no memory for the owner 'ana'" in text(read)
+        assert wrote.is_error and "may not write" in text(wrote)
+    finally:
+        proc.terminate()
+        proc.wait(10)

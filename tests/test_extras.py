@@ -48,6 +48,26 @@ def test_serve_names_the_service_extra_in_one_line_exit_2(module: str, monkeypat
     assert not (tmp_path / "s.db").exists()  # refused before the store is made
 
 
+def test_serve_mcp_names_the_mcp_extra_in_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, capsys,
+                                                          tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # hidden even when another test loaded it
+    assert main(["serve", "--store", str(tmp_path / "s.db"), "--mcp", "stdio"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "memstream: error: memstream serve --mcp needs memstream[mcp]: pip install 'memstream[mcp]'"]
+    assert not (tmp_path / "s.db").exists()
+
+
+def test_the_langgraph_store_names_the_langgraph_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "langgraph", None)
+    monkeypatch.setitem(sys.modules, "langgraph.store.base", None)
+    monkeypatch.delitem(sys.modules, "memstream.integrations.langgraph", raising=False)
+    import memstream.integrations
+
+    with pytest.raises(MissingExtraError, match=r"pip install 'memstream\[langgraph\]'$"):
+        memstream.integrations.MemstreamStore  # noqa: B018 - the lazy import is what is tested
+
+
 def test_a_cli_user_gets_the_missing_embedder_as_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     monkeypatch.setitem(sys.modules, "wordllama", None)
     assert main(["demo", "--embedder", "wordllama"]) == 2
@@ -68,7 +88,7 @@ def test_a_package_of_the_extra_missing_its_own_dependency_names_the_extra_too(
 def test_every_extra_named_in_the_package_is_declared_and_dev_has_them_all() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = project["optional-dependencies"]
-    named = {"eval", "postgres", "ray", "service"}  # the extras memstream's import_extra calls name
+    named = {"eval", "langgraph", "mcp", "postgres", "ray", "service"}  # the extras memstream's import_extra calls name
     sources = "\n".join(p.read_text() for p in (ROOT / "memstream").rglob("*.py"))
     assert {e for e in extras if f'extra="{e}"' in sources} == named
     # dev has every extra: those named above and `docs` (the site's tools, which no feature of the package imports)

@@ -1,7 +1,7 @@
 """The package's layering, read from the imports themselves (function-level and TYPE_CHECKING ones too).
 
 errors, timeutil, files, offline_text, offline_events <- models <- stream, trust, facts <- reflection <-
-planning, designs <- sim, eval <- cli, plots, sweep, view, service, client <- testing (docs/architecture.md draws it): nothing imports a
+planning, designs <- sim, eval <- cli, plots, sweep, view, service, client, integrations <- testing (docs/architecture.md draws it): nothing imports a
 layer above its own, packages on one layer stand apart where APART says so, and no modules import each other in
 a loop.
 """
@@ -24,16 +24,17 @@ LAYERS = {
     "reflection": 3,
     "planning": 4, "designs": 4,
     "sim": 5, "eval": 5,
-    "plots": 6, "cli": 6, "sweep": 6, "view": 6, "service": 6, "client": 6,
+    "plots": 6, "cli": 6, "sweep": 6, "view": 6, "service": 6, "client": 6, "integrations": 6,
     "__init__": 2,  # the package face: re-exports models and stream
     "__main__": 7, "examples": 7, "testing": 7,
 }
 #: Same layer, still apart: eval beside sim, designs beside planning, trust beside stream, neither importing the other.
 APART = {("sim", "eval"), ("eval", "sim"), ("planning", "designs"), ("designs", "planning"),
-         ("trust", "stream"), ("stream", "trust"), ("service", "cli"), ("client", "cli")}
+         ("trust", "stream"), ("stream", "trust"), ("service", "cli"), ("client", "cli"),
+         ("integrations", "cli"), ("integrations", "service"), ("service", "integrations")}
 #: Packages whose face (``__init__``) is the only way in from another package.
 FACED = {"models", "stream", "trust", "facts", "reflection", "planning", "designs", "sim", "eval", "view", "sweep",
-         "testing", "service"}
+         "testing", "service", "integrations"}
 
 
 def module_name(path: Path) -> str:

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Send
 from starlette.types import Scope as AsgiScope
 
 from memstream import __version__
-from memstream.designs import Context, Entry, Record
+from memstream.designs import Entry
 from memstream.service.core import MemoryService
 from memstream.service.errors import ServiceError
 from memstream.service.limits import (
@@ -39,7 +39,6 @@ from memstream.service.limits import (
 from memstream.service.tokens import LOCAL, Principal, Tokens
 from memstream.service.wire import (
     AddOut,
-    BlockOut,
     ContextOut,
     ErrorOut,
     ForgetOut,
@@ -50,6 +49,8 @@ from memstream.service.wire import (
     PageOut,
     RecordOut,
     SearchOut,
+    context_out,
+    record_out,
 )
 
 log = logging.getLogger("memstream.service")
@@ -129,15 +130,6 @@ def principal(request: Request,
 
 
 Who = Annotated[Principal, Depends(principal)]
-
-
-def record_out(r: Record) -> RecordOut:
-    return RecordOut(id=r.id, owner=r.owner, text=r.text, at=r.at, source=r.source, kind=r.kind, session=r.session)
-
-
-def context_out(c: Context) -> ContextOut:
-    return ContextOut(text=c.text, tokens=c.tokens, budget=c.budget, cut=c.cut, cut_tokens=c.cut_tokens,
-                      blocks=[BlockOut(tier=b.tier, text=b.text, tokens=b.tokens, ids=list(b.ids)) for b in c.blocks])
 
 
 def version_out(v: Any) -> dict[str, Any]:

@@ -1,12 +1,16 @@
 """What the service answers, as JSON: the response models the HTTP API declares (so its OpenAPI spec says them)
-and the client reads back. Pydantic only, so the client needs neither the designs nor FastAPI."""
+and the client reads back, and how a design's records and contexts become them (the HTTP API and the MCP tools share
+them). Pydantic only at run time, so the client needs neither the designs nor FastAPI."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from memstream.designs import Context, Record
 
 
 class Out(BaseModel):
@@ -94,3 +98,12 @@ class ErrorOut(Out):
     """Every refusal: one line saying what went wrong and how to fix it."""
 
     detail: str
+
+
+def record_out(r: Record) -> RecordOut:
+    return RecordOut(id=r.id, owner=r.owner, text=r.text, at=r.at, source=r.source, kind=r.kind, session=r.session)
+
+
+def context_out(c: Context) -> ContextOut:
+    return ContextOut(text=c.text, tokens=c.tokens, budget=c.budget, cut=c.cut, cut_tokens=c.cut_tokens,
+                      blocks=[BlockOut(tier=b.tier, text=b.text, tokens=b.tokens, ids=list(b.ids)) for b in c.blocks])

@@ -66,12 +66,29 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, Handler]]:
     return parser, handlers
 
 
+def _unusable_argument(argv: Sequence[str]) -> str | None:
+    """Why an argument cannot be used at all, or None.
+
+    No shell passes a NUL, but a program calling `main` may; bytes that are not UTF-8 reach Python as lone
+    surrogates, which no stored text, name or JSON line can hold. Both are refused before anything opens.
+    """
+    for argument in argv:
+        if "\x00" in argument:
+            return f"the argument {printable(argument)!r} holds a NUL character; remove it"
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = argument.encode("utf-8", "backslashreplace").decode("utf-8")
+            return f"the argument '{shown}' is not UTF-8 text; pass it in UTF-8 (check the terminal's encoding)"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     _log_to_stderr()
     parser, handlers = build_parser()
-    nul = next((a for a in (sys.argv[1:] if argv is None else argv) if "\x00" in a), None)
-    if nul is not None:  # (no shell passes one; a program calling main may: no path or name can hold it)
-        print(f"memstream: error: the argument {printable(nul)!r} holds a NUL character; remove it", file=sys.stderr)
+    refusal = _unusable_argument(sys.argv[1:] if argv is None else argv)
+    if refusal is not None:
+        print(f"memstream: error: {refusal}", file=sys.stderr)
         return EXIT_USAGE
     try:
         args, extra = parser.parse_known_args(argv)

@@ -239,6 +239,9 @@ def test_generated_commands_never_trace_back_and_a_failure_changes_nothing(tmp_p
     (["run", "--scenario", "{scenario-bool}", "--out", "{root}/r"], "agents: Value error, a whole number is needed"),
     (["run", "--scenario", "{scenario-control}", "--out", "{root}/r"], "control or invisible characters"),
     (["whisper", "{run}", "--agent", "Isabella Rodriguez", "\x1b[2Jhello"], "control or invisible characters"),
+    (["memory", "remember", "--store", "{root}/m.db", "--agent", "ann", "--scope", "\udcff", "x"] + HASH,
+     "is not UTF-8 text"),  # bytes that were not UTF-8 in argv arrive as lone surrogates
+    (["memory", "remember", "--store", "{root}/m.db", "--agent", "ann", "a\x00b"] + HASH, "holds a NUL"),
 ])
 def test_each_class_of_mistake_is_one_line(tmp_path: Path, capsys, argv: list[str], problem: str) -> None:
     files = workspace(tmp_path)

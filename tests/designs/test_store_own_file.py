@@ -251,6 +251,18 @@ def test_a_stream_scope_or_owner_holding_the_scope_mark_is_refused(tmp_path: Pat
         d.write("a␟b", turns("ana", 1))
 
 
+@given(scope=st.text(st.characters(categories=["Cc", "Cf", "Cs", "Co"]), min_size=1, max_size=4))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+def test_a_scope_with_a_control_invisible_or_surrogate_character_is_refused_before_the_store_opens(
+        tmp_path_factory, scope: str) -> None:
+    path = tmp_path_factory.mktemp("scope") / "m.db"
+    for name in ("full", *NAMES):  # a design on the store's tables and the designs on their own files
+        with pytest.raises(MemstreamError, match="a scope is plain text"), \
+                open_design(name, store=path, embedder=emb(), scope=f"t{scope}"):
+            pass
+        assert not path.exists() and not Path(own_file_path(path, name)).exists()
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_a_read_only_store_reads_and_refuses_writes_changing_no_file(tmp_path: Path, name: str) -> None:
     path = tmp_path / "m.db"

@@ -14,6 +14,7 @@ instead, its file beside the store (``PATH.stream``, ``PATH.facts``: :func:`~.sc
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ from memstream.designs.store.state_import import ImportedState, import_state, st
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
+from memstream.stream.memory import HIDDEN
 
 
 @contextmanager
@@ -127,9 +129,13 @@ def _refuse_unkept(name: str) -> None:
 
 
 def _scope(scope: str) -> str:
-    if not isinstance(scope, str) or any(ord(c) < 32 or ord(c) == 127 for c in scope) or len(scope) > 200:
-        raise MemstreamError(f"a scope is plain text of at most 200 characters, got {scope!r:.40}")
-    return scope.strip()
+    """A scope as stored: "" for none, else plain text (no control, invisible or surrogate character: the
+    same rule as an owner's name, since a scope names whose memory it is just as an owner does)."""
+    if (not isinstance(scope, str) or len(scope) > 200
+            or any(unicodedata.category(c) in HIDDEN for c in scope)):
+        shown = scope.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(scope, str) else scope
+        raise MemstreamError(f"a scope is plain text of at most 200 characters, got {shown!r:.40}")
+    return unicodedata.normalize("NFC", scope).strip()
 
 
 __all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",

@@ -40,6 +40,7 @@ from memstream.designs.store import (
     import_state,
     kept_designs,
     open_design,
+    plain_scope,
     refuse_non_store,
     state_design,
     storable,
@@ -57,6 +58,6 @@ __all__ = [
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
     "open_design", "save_state", "score", "storable", "tokenize",
-    "ImportedState", "check_store", "import_state", "kept_designs", "refuse_non_store",
+    "ImportedState", "check_store", "import_state", "kept_designs", "plain_scope", "refuse_non_store",
     "state_design",  # the design store's lifecycle
 ]

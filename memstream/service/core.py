@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from memstream.designs import DESIGNS, BoundDesign, Context, Entry, MemoryDesign, Record, open_design
+from memstream.designs import DESIGNS, BoundDesign, Context, Entry, MemoryDesign, Record, open_design, plain_scope
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
 from memstream.service.errors import BadRequest, Forbidden, NotAllowed, NotFound, ServiceError, TooLarge, Unavailable
@@ -160,9 +160,11 @@ class MemoryService:
         name = design or self.default
         if name not in self.designs:
             raise BadRequest(f"this server does not serve the {name!r} design; it serves {', '.join(self.designs)}")
-        if not isinstance(scope, str) or len(scope) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in scope):
-            raise BadRequest(f"a scope is plain text of at most 200 characters, got {scope!r:.40}")
-        return self._bind(name, scope.strip())
+        try:
+            plain = plain_scope(scope)
+        except MemstreamError as e:
+            raise BadRequest(str(e)) from None
+        return self._bind(name, plain)
 
     @contextmanager
     def _reading(self, principal: Principal, owner: str, design: str | None, scope: str) -> Iterator[

@@ -89,6 +89,8 @@ BAD = [
     (json.dumps({"owner": "ana", "entries": entries("a"), "extra": 1}).encode(), "extra"),
     (json.dumps({"owner": "ana", "entries": entries(*["a"] * (MAX_ENTRIES + 1))}).encode(), "at most"),
     (json.dumps({"owner": "ana", "entries": []}).encode(), "entries"),
+    (json.dumps({"owner": "ana", "entries": entries("a"), "scope": "w\u0090rk"}).encode(), "scope"),
+    (json.dumps({"owner": "ana", "entries": entries("a"), "scope": "work\u200b"}).encode(), "scope"),
 ]
 
 

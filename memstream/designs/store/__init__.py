@@ -14,7 +14,6 @@ instead, its file beside the store (``PATH.stream``, ``PATH.facts``: :func:`~.sc
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,7 +33,7 @@ from memstream.designs.store.state_import import ImportedState, import_state, st
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
-from memstream.stream.memory import HIDDEN
+from memstream.stream import normalise_owner
 
 
 @contextmanager
@@ -49,7 +48,7 @@ def open_design(name: str, *, store: str | Path | DesignStore, scope: str = "", 
     ``store`` may also be a store already open (``read_only`` is then its own), left open at the end: a
     caller binding many designs in turn (the evaluation harness, a design per haystack) opens the file once
     rather than paying a connection and a WAL checkpoint per design."""
-    scope = _scope(scope)  # checked before the store is touched: a bad scope writes nothing
+    scope = plain_scope(scope)  # checked before the store is touched: a bad scope writes nothing
     _refuse_unkept(name)  # before its settings are recorded
     where = store.path if isinstance(store, (DesignStore, PostgresStore)) else store
     refuse_own_file(name, where)
@@ -128,16 +127,27 @@ def _refuse_unkept(name: str) -> None:
                              f"{', '.join(kept_designs())}")
 
 
-def _scope(scope: str) -> str:
-    """A scope as stored: "" for none, else plain text (no control, invisible or surrogate character: the
-    same rule as an owner's name, since a scope names whose memory it is just as an owner does)."""
-    if (not isinstance(scope, str) or len(scope) > 200
-            or any(unicodedata.category(c) in HIDDEN for c in scope)):
-        shown = scope.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(scope, str) else scope
-        raise MemstreamError(f"a scope is plain text of at most 200 characters, got {shown!r:.40}")
-    return unicodedata.normalize("NFC", scope).strip()
+def plain_scope(scope: str) -> str:
+    """A scope as stored: "" for none, else what :func:`~memstream.stream.normalise_owner` makes of it (NFC, no
+    control, invisible or surrogate character: a scope names whose memory it is just as an owner does), at
+    most 200 characters. One rule for the library, the CLI and the service."""
+    if not isinstance(scope, str) or len(scope) > 200:
+        raise MemstreamError(f"a scope is plain text of at most 200 characters, got {_shown(scope)}")
+    if not scope.strip():
+        return ""
+    try:
+        return normalise_owner(scope)
+    except ValueError:
+        raise MemstreamError(f"a scope is plain text (no control, invisible or surrogate character), got "
+                             f"{_shown(scope)}; write it in plain letters") from None
+
+
+def _shown(value: object) -> str:
+    """A refused value as one printable line (a lone surrogate shown escaped, not raised on)."""
+    text = value.encode("utf-8", "backslashreplace").decode("utf-8") if isinstance(value, str) else value
+    return f"{text!r:.40}"
 
 
 __all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
-           "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "refuse_non_store",
-           "state_design", "storable"]
+           "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "plain_scope",
+           "refuse_non_store", "state_design", "storable"]

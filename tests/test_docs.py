@@ -110,9 +110,14 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One built site for this module's tests."""
+    return built_site(tmp_path_factory)
+
+
 @pytest.mark.slow
-def test_every_public_name_has_its_entry_on_its_face_page(tmp_path_factory: pytest.TempPathFactory) -> None:
-    site = built_site(tmp_path_factory)
+def test_every_public_name_has_its_entry_on_its_face_page(site: Path) -> None:
     missing = []
     for face in faces():
         found = anchors((site / "api" / page(face).with_suffix(".html").name).read_text(encoding="utf-8"))
@@ -127,9 +132,8 @@ def test_every_public_name_has_its_entry_on_its_face_page(tmp_path_factory: pyte
 
 
 @pytest.mark.slow
-def test_the_quick_notebooks_pages_show_their_plots_and_the_results_page_its_tables(
-        tmp_path_factory: pytest.TempPathFactory) -> None:
-    site = built_site(tmp_path_factory)  # as `make docs-strict` builds it: the quick notebooks executed
+def test_the_quick_notebooks_pages_show_their_plots_and_the_results_page_its_tables(site: Path) -> None:
+    # As `make docs-strict` builds it (or `make docs`): the quick notebooks executed.
     for stem in ("01-recall", "02-reflection", "03-simulation"):
         html = (site / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
         assert re.search(r'<img[^>]*src="data:image/png;base64,', html), f"{stem}: no plot on its page"

@@ -128,3 +128,30 @@ def test_the_design_store_benchmark_writes_a_results_file(tmp_path: Path, rf: Mo
     result = rf.load(out)
     (run,) = result.runs
     assert run.command.startswith("python benchmarks/design_store.py --quick") and run.rows[0]["design"] == "full" and run.rows[0]["write_ms@10"] > 0
+
+
+@pytest.mark.parametrize(("mode", "data", "executed"), [
+    ("quick", True, ["01-recall", "02-reflection", "03-simulation"]),
+    ("none", True, []),
+    ("all", True, ["01-recall", "02-reflection", "03-simulation", "04-benchmarks", "05-experiments", "06-memory-designs"]),
+    ("all", False, ["01-recall", "02-reflection", "03-simulation", "05-experiments"]),
+])
+def test_which_notebooks_the_build_executes(mode: str, data: bool, executed: list[str], hooks: ModuleType,
+                                            tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Plugin:
+        config: dict[str, object] = {}
+
+    if data:
+        (tmp_path / "locomo").mkdir()
+    monkeypatch.setenv("MEMSTREAM_DATA", str(tmp_path))
+    monkeypatch.setenv("MEMSTREAM_DOCS_EXECUTE", mode)
+    plugin = Plugin()
+    plugin.config = {"execute": False, "execute_ignore": []}
+    config = type("Config", (), {"plugins": {"mkdocs-jupyter": plugin}})()
+    hooks.on_config(config)
+    stems = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert plugin.config["execute"] is bool(executed)
+    assert plugin.config["execute_ignore"] == [f"notebooks/{s}.ipynb" for s in stems if s not in executed]
+    monkeypatch.setenv("MEMSTREAM_DOCS_EXECUTE", "some")
+    with pytest.raises(PluginError, match="all, quick, none"):
+        hooks.on_config(config)

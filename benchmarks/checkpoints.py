@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -22,6 +23,9 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from memstream.sim import RunConfig, RunDir, resume_run, start_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 
 def folder_bytes(folder: Path) -> int:
@@ -35,6 +39,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--start", default="2023-02-13T06:00:00-08:00")
     parser.add_argument("--json", action="store_true")
+    add_results_flag(parser, "checkpoints")
     args = parser.parse_args()
     rows = []
     with threadpool_limits(limits=1), tempfile.TemporaryDirectory() as tmp:
@@ -59,6 +64,8 @@ def main() -> None:
                          "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
             row = rows[-1]
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    if args.results:
+        record(args.results, "checkpoints", __doc__.splitlines()[0], rows)
     if len(rows) >= 2:
         last, second = rows[-1], rows[1]
         print(f"checkpoint at hour {last['hour']} / at hour 2: "

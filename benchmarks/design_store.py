@@ -2,7 +2,7 @@
 
     python benchmarks/design_store.py [--design full,vector] [--sizes 100,10000] [--writes 50]
                                       [--owners 1000] [--entries 1000] [--repeat 5] [--embedder hash]
-                                      [--quick] [--json OUT.json]
+                                      [--quick] [--json OUT.json] [--results [FILE]]
 
 For every design the store keeps as rows (``memstream.designs.storable``; the others are not measured
 until they keep rows), each in its own store file under a temporary folder (removed at the end):
@@ -25,6 +25,7 @@ until they keep rows), each in its own store file under a temporary folder (remo
 BLAS is pinned to one thread. The embedder (default ``hash``, the offline stand-in) is what ``vector``
 embeds its records with when an owner is read, so its figure in (2) grows with a slower embedder.
 ``--quick`` is a tiny run that checks the benchmark works (the tests run it); its figures mean nothing.
+``--results`` adds the rows to ``benchmarks/results/design_store.json`` (or FILE), which the docs' results page shows.
 """
 
 from __future__ import annotations
@@ -46,6 +47,9 @@ from tqdm import tqdm
 from memstream.designs import DESIGNS, BoundDesign, Entry, entry, open_design, storable
 from memstream.models import Embedder, OfflineChatModel, make_embedder
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
+
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 BATCH = 1_000
 BUDGET = 2_000
@@ -53,6 +57,12 @@ QUESTION = "What did I say about the garden in Lisbon?"
 TOPICS = ["the garden", "my sister", "the pottery class", "a trip to Lisbon", "the charity race", "work",
           "the new cat", "a book about birds", "dinner plans", "the dentist"]
 TARGET_RATIO, TARGET_MS = 1.5, 200.0
+TITLE = "The design store as memory grows"
+ABOUT = ("Hash embedder unless the command names another. `write_ms@N` (mean) and `write_ms_median@N`: ms of one "
+         "single-entry write to an owner of N entries; `open_context_ms`: open a store of owners × entries and "
+         "assemble one owner's context (2,000 tokens), median of the opens. A design whose owners cannot be copied "
+         "row for row (letta: its documents name record ids) has no open measured here (docs/memory.md: what a store "
+         "costs).")
 QUICK = {"sizes": [10, 100], "writes": 5, "owners": 6, "entries": 30, "repeat": 2}
 
 
@@ -229,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embedder", default="hash")
     p.add_argument("--quick", action="store_true", help=f"a tiny run that checks this works ({QUICK})")
     p.add_argument("--json", metavar="OUT", help="also write the results here as JSON")
+    add_results_flag(p, "design_store")
     args = p.parse_args(argv)
     if args.quick:
         vars(args).update(QUICK)
@@ -248,6 +259,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
         print(f"wrote {args.json}")
+    if args.results:
+        record(args.results, "design_store", TITLE,
+               [{k: v for k, v in r.items() if k != "open_not_measured"} for r in result["designs"]], about=ABOUT,
+               argv=None if argv is None else ["design_store.py", *argv])
     return 0
 
 

@@ -7,7 +7,9 @@ Evidence ids are read with LoCoMo's known defects in mind (joined ids, leading z
 ids that do not exist); what cannot be resolved is skipped and counted. Speed is
 sentences per second over the same turns, BLAS and onnxruntime on one thread.
 
-    python benchmarks/embedders.py [PATH/locomo-dev.json] [--embedders wordllama,minilm,hash] [--json]
+    python benchmarks/embedders.py [PATH/locomo-dev.json] [--embedders wordllama,minilm,hash] [--json] [--results [FILE]]
+
+``--results`` adds the rows to ``benchmarks/results/embedders.json`` (or FILE), which the docs' results page shows.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -23,6 +26,12 @@ from threadpoolctl import threadpool_limits
 
 from memstream.models import make_embedder
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
+
+TITLE = "Offline embedders"
+ABOUT = ("Relevance alone (cosine of question and turn) on the 760 LoCoMo dev questions of categories 1–4 "
+         "(2 skipped: no resolvable evidence id), one thread. LoCoMo turns average about 42 tokens.")
 DEFAULT_PATH = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "locomo" / "locomo-dev.json"
 _ID = re.compile(r"D(\d+):(\d+)")
 
@@ -58,9 +67,11 @@ def main() -> None:
     parser.add_argument("--embedders", default="wordllama,minilm,hash")
     parser.add_argument("-k", "--k", dest="k", default="5,10", help="cut-offs, e.g. 5,10 (-k as in memstream eval)")
     parser.add_argument("--json", action="store_true")
+    add_results_flag(parser, "embedders")
     args = parser.parse_args()
     data = json.loads(Path(args.path).read_text())
     ks = [int(k) for k in args.k.split(",")]
+    rows = []
     with threadpool_limits(limits=1):
         for spec in args.embedders.split(","):
             embedder = make_embedder(spec)
@@ -85,7 +96,10 @@ def main() -> None:
             row = {"embedder": embedder.name, "questions": n, "skipped_no_evidence": skipped,
                    **{f"recall_any@{k}": round(hits[k] / n, 4) for k in ks},
                    "sentences_per_s": round(sentences / seconds)}
+            rows.append(row)
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    if args.results:
+        record(args.results, "embedders", TITLE, rows, about=ABOUT)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ import json
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
 import time
 from contextlib import closing
@@ -36,6 +37,9 @@ from tqdm import tqdm
 
 from memstream.facts import Change, FactStore, NewFact, Source, apply, erase_source
 from memstream.models import HashEmbedder
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 OWNER = "ann"
@@ -91,6 +95,7 @@ def main() -> None:
     p.add_argument("--others", type=int, default=10_000)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--json", action="store_true")
+    add_results_flag(p, "facts")
     args = p.parse_args()
     with threadpool_limits(1), tempfile.TemporaryDirectory() as tmp:
         base, work = Path(tmp) / "base", Path(tmp) / "work"
@@ -108,6 +113,8 @@ def main() -> None:
               "file_mb": round(size_mb, 1), "median_ms": ms,
               "erase_over_naive": round(ms["erase"] / ms["naive"], 2),
               "erase_no_purge_over_naive": round(ms["erase_no_purge"] / ms["naive"], 2)}
+    if args.results:
+        record(args.results, "facts", __doc__.splitlines()[0], [result])
     if args.json:
         print(json.dumps(result, indent=2))
     else:

@@ -8,6 +8,9 @@ hourly checkpoints). BLAS is pinned to one thread.
     python benchmarks/simulation.py [--agents 25,200,1000] [--hours H] [--embedder NAME] [--json]
     python benchmarks/simulation.py --agents 1000 --latency-ms 500 --concurrency 64 [--http]
 
+``--results [FILE]`` adds the rows to ``benchmarks/results/simulation.json`` (``simulation_latency.json`` with
+``--latency-ms``) or FILE, which the docs' results page shows.
+
 With ``--latency-ms`` the offline rules answer each request after that delay with at most
 ``--concurrency`` in flight (``memstream.testing``): in process by default, or with
 ``--http`` through an OpenAI-compatible server on 127.0.0.1 and memstream's own HTTP client.
@@ -26,6 +29,7 @@ import argparse
 import contextlib
 import json
 import resource
+import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +39,17 @@ from threadpoolctl import threadpool_limits
 from memstream.models.openai_backend import OpenAIChat
 from memstream.sim import RunConfig, start_run
 from memstream.testing import LatencyChat, OfflineRulesServer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import path_for, record  # benchmarks/ is not a package
+
+TITLE, LATENCY_TITLE = "Simulation throughput", "Simulation against an endpoint with latency"
+ABOUT = ("Offline defaults (the rule-based chat model, MiniLM, call cache, hourly checkpoints), the default town "
+         "from 06:00, 10-second steps, BLAS on one thread; one agent count per process from 1,000 up, so `rss_mb` "
+         "is that count's own peak. This machine's timings wander by about 15% from run to run.")
+LATENCY_ABOUT = ("1,000 agents from 06:00 for one simulated hour, MiniLM, 2 cores; the offline rules answer each request "
+                 "after `latency_ms` with at most `concurrency` in flight, in process or (`http`) through an "
+                 "OpenAI-compatible server on 127.0.0.1 and memstream's own client. A round is one sequential wait on the model.")
 
 
 def main() -> None:
@@ -47,7 +62,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64, help="requests in flight (with --latency-ms)")
     parser.add_argument("--http", action="store_true", help="through an HTTP server and the OpenAI client")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--results", nargs="?", const="", metavar="FILE",
+                        help="add this run's figures, command, date, machine and commit to FILE (default benchmarks/results/simulation.json, or simulation_latency.json with --latency-ms), which the docs' results page shows")
     args = parser.parse_args()
+    rows = []
     with threadpool_limits(limits=1):
         for n in (int(x) for x in args.agents.split(",")):
             with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
@@ -68,7 +86,12 @@ def main() -> None:
                    "http": bool(args.http and args.latency_ms is not None),
                    "rounds": m["rounds"], "rounds_per_step": m["rounds_per_step"],
                    "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+            rows.append(row)
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
+    if args.results is not None:
+        name, title, about = (("simulation", TITLE, ABOUT) if args.latency_ms is None
+                              else ("simulation_latency", LATENCY_TITLE, LATENCY_ABOUT))
+        record(args.results or path_for(name), name, title, rows, about=about)
 
 
 if __name__ == "__main__":

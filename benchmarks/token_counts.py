@@ -17,12 +17,16 @@ import argparse
 import json
 import random
 import statistics
+import sys
 from pathlib import Path
 
 from tokenizers import Tokenizer
 
 from memstream.models import count_tokens
 from memstream.models.embedders import MINILM_TOKENIZER
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 DEFAULT_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -64,9 +68,12 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true")
+    add_results_flag(parser, "token_counts")
     args = parser.parse_args()
     texts = turns(args.data)
     result = measure(random.Random(args.seed).sample(texts, min(args.n, len(texts))))
+    if args.results:
+        record(args.results, "token_counts", __doc__.splitlines()[0], [result])
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -26,6 +27,9 @@ from memstream.designs import LettaDesign, design_names, make_design
 from memstream.eval import load_locomo
 from memstream.eval.conversation import sessions
 from memstream.models import CachedEmbedder, OfflineChatModel, make_embedder, run_direct
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 
@@ -69,8 +73,11 @@ def main() -> None:
     p.add_argument("--conversations", type=int, help="only the first N conversations")
     p.add_argument("--embedder", default="hash")
     p.add_argument("--json", action="store_true")
+    add_results_flag(p, "write_cost")
     args = p.parse_args()
     rows = run(args.path, design_names(args.design), args.conversations, args.embedder)
+    if args.results:
+        record(args.results, "write_cost", __doc__.splitlines()[0], rows)
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import subprocess
 import sys
@@ -97,19 +98,26 @@ def expected_anchors(face: str, name: str) -> set[str]:
 def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The site `make test` just built (site/ newer than every source), else one built here, strictly."""
     site = ROOT / "site"
-    sources = [ROOT / "README.md", ROOT / "mkdocs.yml", *(ROOT / "docs").rglob("*.md"), *(ROOT / "memstream").rglob("*.py")]
+    sources = [ROOT / "README.md", ROOT / "mkdocs.yml", *(ROOT / "docs").rglob("*.md"), *(ROOT / "memstream").rglob("*.py"),
+               *(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "benchmarks" / "results").glob("*.json"),
+               ROOT / "scripts" / "mkdocs_hooks.py"]
     if (site / "api").is_dir() and (site / "index.html").stat().st_mtime > max(p.stat().st_mtime for p in sources):
         return site
     out = tmp_path_factory.mktemp("site")
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "-d", str(out)],
-                          cwd=ROOT, capture_output=True, text=True)
+                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "MEMSTREAM_DOCS_EXECUTE": "quick"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out
 
 
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One built site for this module's tests."""
+    return built_site(tmp_path_factory)
+
+
 @pytest.mark.slow
-def test_every_public_name_has_its_entry_on_its_face_page(tmp_path_factory: pytest.TempPathFactory) -> None:
-    site = built_site(tmp_path_factory)
+def test_every_public_name_has_its_entry_on_its_face_page(site: Path) -> None:
     missing = []
     for face in faces():
         found = anchors((site / "api" / page(face).with_suffix(".html").name).read_text(encoding="utf-8"))
@@ -121,3 +129,14 @@ def test_every_public_name_has_its_entry_on_its_face_page(tmp_path_factory: pyte
     assert not missing, f"not in the API reference: {missing}"
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "Quickstart: a memory stream in a notebook" in home and 'href="docs/' not in home  # the README, links fixed
+
+
+@pytest.mark.slow
+def test_the_quick_notebooks_pages_show_their_plots_and_the_results_page_its_tables(site: Path) -> None:
+    # As `make docs-strict` builds it (or `make docs`): the quick notebooks executed.
+    for stem in ("01-recall", "02-reflection", "03-simulation"):
+        html = (site / "notebooks" / f"{stem}.html").read_text(encoding="utf-8")
+        assert re.search(r'<img[^>]*src="data:image/png;base64,', html), f"{stem}: no plot on its page"
+    results = (site / "results.html").read_text(encoding="utf-8")
+    assert results.count("<table>") == len(list((ROOT / "benchmarks" / "results").glob("*.json")))
+    assert "python benchmarks/retrieval.py --n 1000,10000,100000" in results

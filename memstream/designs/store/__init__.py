@@ -24,7 +24,7 @@ from memstream.designs.base import MemoryDesign
 from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.backends import check as check_rows
 from memstream.designs.store.backends import open_rows, refuse_own_file
-from memstream.designs.store.bound import BoundDesign, RowsDesign
+from memstream.designs.store.bound import BoundDesign, NoSuchRecord, RowsDesign
 from memstream.designs.store.checking import check_store, own_file_problems, refuse_non_store
 from memstream.designs.store.own_file import OwnFileDesign
 from memstream.designs.store.postgres import PostgresStore, is_postgres
@@ -34,7 +34,7 @@ from memstream.designs.store.state_import import ImportedState, import_state, st
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
-from memstream.stream.memory import HIDDEN
+from memstream.stream import HIDDEN
 
 
 @contextmanager
@@ -138,6 +138,6 @@ def _scope(scope: str) -> str:
     return unicodedata.normalize("NFC", scope).strip()
 
 
-__all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
-           "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "refuse_non_store",
+__all__ = ["BoundDesign", "DesignStore", "ImportedState", "NoSuchRecord", "OwnFileDesign", "PostgresStore", "Rows",
+           "check", "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "refuse_non_store",
            "state_design", "storable"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -51,7 +52,7 @@ from memstream.service.limits import (
     MAX_SCOPES,
 )
 from memstream.service.tokens import LOCAL, Principal
-from memstream.stream import normalise_owner
+from memstream.stream import HIDDEN, normalise_owner
 
 #: The design served when neither ``designs`` nor the store names one: it ranks records by relevance (so
 #: ``search`` has scores), needs no chat model to write, and is kept in either back-end.
@@ -171,7 +172,8 @@ class MemoryService:
         name = design or self.default
         if name not in self.designs:
             raise BadRequest(f"this server does not serve the {name!r} design; it serves {', '.join(self.designs)}")
-        if not isinstance(scope, str) or len(scope) > 200 or any(ord(c) < 32 or ord(c) == 127 for c in scope):
+        if (not isinstance(scope, str) or len(scope) > 200  # the store's rule (a control or invisible character)
+                or any(unicodedata.category(c) in HIDDEN for c in scope)):
             raise BadRequest(f"a scope is plain text of at most 200 characters, got {scope!r:.40}")
         return self._bind(name, scope.strip())
 

@@ -138,6 +138,12 @@ def record_id(text: str) -> int:
     return value
 
 
+def record_flag(p: argparse.ArgumentParser, help: str = "the record's id (what a context's provenance and export name)"
+                ) -> None:
+    """``--record ID``: one record of a store, by its id."""
+    p.add_argument("--record", required=True, type=record_id, metavar="ID", help=help)
+
+
 def positive_float(text: str) -> float:
     try:
         value = float(text)

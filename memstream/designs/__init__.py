@@ -10,10 +10,10 @@ Every model call a design makes is a request stage; its offline rules are in ``o
 """
 
 from memstream.designs import offline as _offline_rules  # noqa: F401 - registers the summary rule
-from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, OwnerRows
+from memstream.designs.base import COMPACTIONS, DROPPED_EDITS, DesignConfig, MemoryDesign, OwnerRows, refused_change
 from memstream.designs.buffer import BufferConfig, BufferSummary
 from memstream.designs.context import Block, Context, Line
-from memstream.designs.entries import Entry, Record, entry
+from memstream.designs.entries import Entry, Record, entry, record_text
 from memstream.designs.full import FullConfig, FullContext
 from memstream.designs.generative_agents import StreamConfig, StreamDesign
 from memstream.designs.letta import LettaConfig, LettaDesign, MemoryBlock
@@ -36,6 +36,7 @@ from memstream.designs.store import (
     BoundDesign,
     DesignStore,
     ImportedState,
+    NoSuchRecord,
     check_store,
     import_state,
     kept_designs,
@@ -57,7 +58,7 @@ __all__ = [
     "RecentConfig", "RecentDesign",
     "StreamConfig", "StreamDesign", "TieredConfig", "TieredDesign", "VectorDesign", "blame", "bm25_index",
     "bm25_scores", "check_retriever", "design_names", "entry", "entry_key", "load_state", "make_design",
-    "open_design", "save_state", "score", "storable", "tokenize",
-    "ImportedState", "check_store", "import_state", "kept_designs", "plain_scope", "refuse_non_store",
+    "open_design", "record_text", "refused_change", "save_state", "score", "storable", "tokenize",
+    "ImportedState", "NoSuchRecord", "check_store", "import_state", "kept_designs", "plain_scope", "refuse_non_store",
     "state_design",  # the design store's lifecycle
 ]

@@ -50,10 +50,11 @@ DROPPED_EDITS = "dropped_edits"
 class OwnerRows:
     """One owner's memory as a design store keeps it.
 
-    ``records``: the owner's records in the order written (a store appends those it does not hold yet;
-    records never change). ``extras``: what the design keeps beside a record (a rating, the turns an
-    archival passage came from), by record id, written with the record. ``docs``: small documents by name
-    (a summary, an agent's queue), rewritten when they change, so each must stay small as memory grows.
+    ``records``: the owner's records in the order written (a store appends those it does not hold yet; a
+    record changes only through :meth:`MemoryDesign.change_record`, in a design that
+    :attr:`~MemoryDesign.changes_records`). ``extras``: what the design keeps beside a record (a rating, the
+    turns an archival passage came from), by record id, written with the record. ``docs``: small documents by
+    name (a summary, an agent's queue), rewritten when they change, so each must stay small as memory grows.
     ``logs``: append-only lists by name (profile versions), of which a store appends what is new."""
 
     records: Sequence[Record] = ()
@@ -202,6 +203,23 @@ class MemoryDesign(ABC, Generic[S]):
     #: Settings a design store sets for such a design (its file, its tenant): a user's are refused there.
     store_settings: ClassVar[frozenset[str]] = frozenset()
 
+    # -- one record changed alone (update, delete) -------------------------------------------------
+
+    #: Whether one record of an owner may be updated or deleted alone: True for a design whose memory *is* its
+    #: records (``full``, ``vector``, ``recent``), so changing a record changes all the memory holds of it. A
+    #: design whose memory is built from its records (a summary, reflections, blocks, a profile) keeps them as
+    #: they are: what it built from a record would still hold the record's text. :attr:`records_stay` says why.
+    changes_records: ClassVar[bool] = False
+    #: Why one record cannot be changed alone (ends the one-line refusal; the fix, forgetting the owner, follows).
+    records_stay: ClassVar[str] = "its memory is built from the records, and what it built would still hold the text"
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> None:
+        """Hold ``owner``'s record ``record_id`` with ``text`` from now on (None: hold it no more), in memory
+        and in every index built over it, the record keeping its id and time: what a store calls once the
+        change is committed (:meth:`~memstream.designs.store.BoundDesign.update`). Only a design that
+        :attr:`changes_records` implements it; the store never calls it on another."""
+        raise MemstreamError(refused_change(self, "update" if text is not None else "delete"))
+
     def attach_file(self, path: str, scope: str, *, read_only: bool = False) -> OwnFile:
         """Keep this design's memory in the file at ``path`` (made if missing, unless ``read_only``: then a
         missing file is an empty memory) for owners in ``scope`` from now on; what a store uses to write, list
@@ -241,6 +259,12 @@ def _drive(stage: Stage[Any], chat: ChatModel | None, design: str, what: str) ->
     purpose = (asked[0] if isinstance(asked, list) else asked).purpose
     stage.close()
     raise MemstreamError(f"the {design} design asks a chat model to {what} ({purpose}); pass chat=...")
+
+
+def refused_change(design: MemoryDesign | type[MemoryDesign], what: str) -> str:
+    """The one line refusing to ``what`` (update, delete) one record of a design that keeps its records."""
+    return (f"the {design.name} design cannot {what} one record alone: {design.records_stay}; forget the owner "
+            "to erase every trace of it, then add again what should stay")
 
 
 C = TypeVar("C", bound=DesignConfig)

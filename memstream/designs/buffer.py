@@ -43,6 +43,7 @@ class BufferSummary(LogRows, MemoryDesign[SummarisedState]):
     """
 
     name = "buffer-summary"
+    records_stay = "its running summary is written from the records and would still hold the text"
     Config = BufferConfig
     State = SummarisedState
     config: BufferConfig

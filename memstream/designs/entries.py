@@ -17,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memstream.errors import MemstreamError
-from memstream.stream import MemoryText
+from memstream.stream import MemoryText, check_text
 
 #: What an entry is. ``pinned`` entries (a profile, standing instructions) are always in a tiered context.
 Kind = Literal["turn", "observation", "tool", "pinned"]
@@ -73,6 +73,17 @@ def entry(**fields: Any) -> Entry:
     except ValidationError as e:
         first = e.errors()[0]
         raise MemstreamError(f"bad entry: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+
+
+def record_text(text: str) -> str:
+    """A record's new text, checked as an entry's is (not blank, storable); one line if it is not."""
+    if not isinstance(text, str):
+        raise MemstreamError(f"a record's text is text, got {type(text).__name__}")
+    try:
+        return check_text(text)
+    except ValueError as e:
+        raise MemstreamError(f"a record's new text cannot be used: {e}") from None
+
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pydantic import Field
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
-from memstream.designs.log import LogRows, RecordLog
+from memstream.designs.log import ChangeableLog, RecordLog
 from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
@@ -29,7 +29,7 @@ class FullConfig(DesignConfig):
     window_tokens: int = Field(default=128_000, gt=0)
 
 
-class FullContext(LogRows, MemoryDesign[LogState]):
+class FullContext(ChangeableLog, MemoryDesign[LogState]):
     """Every record, oldest first, cut from the oldest to the budget: Mem0's full-context baseline."""
 
     name = "full"

@@ -86,6 +86,7 @@ class StreamDesign(MemoryDesign[StreamState]):
     """The Generative Agents memory stream as a design: the paper's score, importance ratings and reflection."""
 
     name = "stream"
+    records_stay = "its reflections cite the memories and would still hold the text (the stream's file is append-only)"
     Config = StreamConfig
     State = StreamState
     config: StreamConfig

@@ -1,6 +1,7 @@
 """An owner's records ready to rank: vectors, BM25 keys, importance and times, kept up to date lazily.
 
-Writes only append; the vectors of new records are made as they are written (one batch per write),
+Writes append (a record changed alone, :meth:`RecordIndex.change`, is the exception: its vectors are made
+again, the rest stays); the vectors of new records are made as they are written (one batch per write),
 so the answer's path only embeds the query. The BM25 index is rebuilt after writes, at the owner's
 consolidation (:meth:`RecordIndex.prepare`) or else at the next read that needs it.
 A record's lexical keys are its text and, as ``memstream eval`` keys a LoCoMo turn, the record with
@@ -60,6 +61,21 @@ class RecordIndex:
         self._bm25 = None
         if self.embedder is not None:
             self._embed_new()
+
+    def change(self, at: int, record: Record | None) -> None:
+        """The record at ``at`` becomes ``record`` (the same id, another text: its vectors made again), or is
+        dropped (None); what is stacked over every record is made again at the next query."""
+        if record is None:
+            del self.records[at], self.importance[at], self._epochs[at]
+            if at < len(self._chunks):
+                del self._chunks[at]
+        else:
+            self.records[at] = record
+            if at < len(self._chunks):
+                assert self.embedder is not None, "vectors are made only with an embedder"
+                self._chunks[at] = self.embedder.embed(windows(record.text))
+        self._created_at = self._vectors = self._starts = None
+        self._bm25 = None
 
     @property
     def _created(self) -> np.ndarray:

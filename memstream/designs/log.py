@@ -7,7 +7,9 @@ The designs that keep the history themselves (``full``, ``buffer-summary``, ``ve
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
+from typing import ClassVar
 
 from memstream.designs.base import OwnerRows
 from memstream.designs.context import Line
@@ -79,6 +81,23 @@ class RecordLog:
         self.by_owner.pop(owner, None)
         self.lines.pop(owner, None)
 
+    def change(self, owner: str, record_id: int, text: str | None) -> int:
+        """Hold the owner's record ``record_id`` with ``text`` (its id, time and origin kept), or no more
+        (``text`` None); where it was in the owner's records (KeyError if the owner has none of that id)."""
+        owner = normalise_owner(owner)
+        mine = self.by_owner.get(owner, [])
+        at = next((i for i, r in enumerate(mine) if r.id == record_id), None)
+        if at is None:
+            raise KeyError(record_id)
+        if text is None:
+            del mine[at], self.lines[owner][at]
+            if not mine:
+                self.drop(owner)
+        else:
+            mine[at] = replace(mine[at], text=text)
+            self.lines[owner][at] = line_of(mine[at])
+        return at
+
 
 class LogRows:
     """How a design that keeps its records in a :class:`RecordLog` (``self.log``) is kept in a store: its
@@ -97,6 +116,16 @@ class LogRows:
 
     def use_ids(self, ids: IdSource) -> None:
         self.log.ids = ids
+
+
+class ChangeableLog(LogRows):
+    """A design whose memory is its record log and nothing built from it (``full``, ``vector``, ``recent``): one
+    record may be updated or deleted alone (:attr:`~memstream.designs.MemoryDesign.changes_records`)."""
+
+    changes_records: ClassVar[bool] = True
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> None:
+        self.log.change(owner, record_id, text)
 
 
 def line_of(record: Record) -> Line:

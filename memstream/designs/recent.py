@@ -18,7 +18,7 @@ from pydantic import Field
 from memstream.designs.base import DesignConfig, MemoryDesign, check_budget
 from memstream.designs.context import Context, fit_newest
 from memstream.designs.entries import Entry
-from memstream.designs.log import LogRows, RecordLog
+from memstream.designs.log import ChangeableLog, RecordLog
 from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Stage
@@ -30,7 +30,7 @@ class RecentConfig(DesignConfig):
     records: int = Field(default=5, gt=0, description="the newest records a context holds (all it recalls)")
 
 
-class RecentDesign(LogRows, MemoryDesign[LogState]):
+class RecentDesign(ChangeableLog, MemoryDesign[LogState]):
     """The floor: a memory that holds only the newest few records, whatever is asked (what any design must beat)."""
 
     name = "recent"

@@ -75,6 +75,7 @@ class TieredDesign(MemoryDesign[TieredState]):
     """Pinned, summary, recent window and retrieved tiers in one context: MemGPT's main context plus retrieval."""
 
     name = "tiered"
+    records_stay = "its session and long-term summaries are written from the records and would still hold the text"
     Config = TieredConfig
     State = TieredState
     config: TieredConfig

@@ -16,14 +16,14 @@ from memstream.designs.base import DesignConfig, MemoryDesign, OwnerRows, check_
 from memstream.designs.context import Context, fit_best
 from memstream.designs.entries import Entry
 from memstream.designs.index import RecordIndex
-from memstream.designs.log import LogRows, RecordLog
+from memstream.designs.log import ChangeableLog, RecordLog
 from memstream.designs.state import LogState, records_of
 from memstream.designs.tiers import Tier, assemble, fill_tiers
 from memstream.models import Embedder, Stage, make_embedder
 from memstream.stream import normalise_owner, top_k
 
 
-class VectorDesign(LogRows, MemoryDesign[LogState]):
+class VectorDesign(ChangeableLog, MemoryDesign[LogState]):
     """The records most similar to the query, best first to the budget, shown in time order: RAG over the history."""
 
     name = "vector"
@@ -76,6 +76,14 @@ class VectorDesign(LogRows, MemoryDesign[LogState]):
     def drop_owner(self, owner: str) -> None:
         super().drop_owner(owner)
         self.indexes.pop(owner, None)
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> None:
+        """The record changed in the log and in the owner's index (only its vectors made again)."""
+        at = self.log.change(owner, record_id, text)
+        records = self.log.records(owner)
+        self._index(owner).change(at, records[at] if text is not None else None)
+        if not records:
+            self.indexes.pop(normalise_owner(owner), None)
 
     def get_state(self) -> LogState:
         return LogState(next_id=self.log.next_id, owners=self.log.saved())

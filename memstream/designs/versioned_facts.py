@@ -93,6 +93,7 @@ class FactsDesign(MemoryDesign[FactsState]):
     """
 
     name = "facts"
+    records_stay = "its facts are extracted from the turns and would still hold the text"
     Config = FactsConfig
     State = FactsState
     config: FactsConfig

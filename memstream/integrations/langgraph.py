@@ -8,11 +8,12 @@ The mapping (docs/service.md, "LangGraph"):
 - **item → entry**: ``put(ns, key, value)`` writes one entry whose id is ``key`` and whose text is the value as
   canonical JSON (keys sorted), so ``get`` returns the value exactly and the design retrieves over what it says.
   ``created_at``/``updated_at`` are the entry's time (when it was put).
-- **put of an existing key**: the designs a store keeps (``full``, ``buffer-summary``, ``vector``) keep an
-  owner's records append-only and no versions, so the same value again is a no-op (the entry id makes the
-  write idempotent) and a different value is refused with the reason; ``delete`` (a ``put`` of None) of an
-  existing key is refused alike (forget the owner instead, :meth:`MemstreamStore.forget`); of a missing key, a
-  no-op, as LangGraph's stores do.
+- **put of an existing key**: the same value again is a no-op (the entry id makes the write idempotent). Another
+  value updates the item's record in place (its id and ``created_at`` kept) where the design's memory is its
+  records (``full``, ``vector``, ``recent``: :attr:`~memstream.designs.MemoryDesign.changes_records`), and
+  ``delete`` (a ``put`` of None) deletes it; a design that builds its memory from its records (a summary would
+  still hold the old value) refuses both with its reason (forget the owner instead, :meth:`MemstreamStore.forget`).
+  A delete of a missing key is a no-op, as LangGraph's stores do.
 - **search**: with a query, a design that ranks (``vector``) gives each item its score, best first; one that
   does not gives the items its context for the query cites, in reading order, score None. Without a query,
   items oldest first. ``filter`` matches value fields exactly or with ``$eq $ne $gt $gte $lt $lte``.
@@ -128,20 +129,32 @@ class MemstreamStore(BaseStore):
         if op.index not in (None, False) and op.value is not None:
             raise MemstreamError("a memstream store indexes an item's whole value as its text; put it without "
                                  "index=[...]")
-        held = self._items(owner).get(op.key)
+        held = {key: r for r, key in self._keyed(owner)}.get(op.key)
         if op.value is None:
             if held is not None:
-                raise MemstreamError(f"the {self.bound.name} design keeps records append-only, so the item "
-                                     f"{op.key!r} cannot be deleted alone; forget the namespace {op.namespace} to "
-                                     "erase all of it, then put again what should stay")
+                self._change(op, held, None)
             return
         text = value_text(op.value)
-        if held is not None and value_text(held.value) != text:
-            raise MemstreamError(f"the {self.bound.name} design keeps records append-only and no versions, so the "
-                                 f"item {op.key!r} cannot be given another value; put it under a new key")
+        if held is not None:
+            if held.text != text:
+                self._change(op, held, text)
+            return
         ids = self.bound.write(owner, [entry(text=text, at=datetime.now(UTC), source=SOURCE, id=op.key)])
         if ids[0] is None:
             raise MemstreamError(f"the {self.bound.name} design's write gate kept the item {op.key!r} out")
+
+    def _change(self, op: PutOp, record: Record, text: str | None) -> None:
+        """The item's record given the new value's text, or deleted (None), where the design allows it."""
+        design = self.bound.design
+        if not design.changes_records:
+            what = "give the item" if text is not None else "delete the item"
+            raise MemstreamError(f"the {design.name} design cannot {what} {op.key!r} alone"
+                                 f"{' another value' if text is not None else ''}: {design.records_stay}; forget "
+                                 f"the namespace {op.namespace} to erase all of it, then put again what should stay")
+        if text is None:
+            self.bound.delete(record.owner, record.id)
+        else:
+            self.bound.update(record.owner, record.id, text)
 
     def _search(self, op: SearchOp) -> list[SearchItem]:
         found: list[SearchItem] = []

@@ -27,7 +27,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from memstream.designs import DESIGNS, BoundDesign, Context, Entry, MemoryDesign, Record, open_design, plain_scope
+from memstream.designs import (
+    DESIGNS,
+    BoundDesign,
+    Context,
+    Entry,
+    MemoryDesign,
+    NoSuchRecord,
+    Record,
+    open_design,
+    plain_scope,
+    record_text,
+    refused_change,
+)
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
 from memstream.service.errors import BadRequest, Forbidden, NotAllowed, NotFound, ServiceError, TooLarge, Unavailable
@@ -240,23 +252,43 @@ class MemoryService:
 
     def delete(self, principal: Principal, owner: str, record_id: int, design: str | None = None,
                scope: str = "") -> None:
-        """Remove one record: no design kept in a store allows it yet (see :meth:`_refuse_change`)."""
-        self._refuse_change(principal, owner, record_id, design, scope, "delete")
+        """Delete one record, where the design's memory is its records (``full``, ``vector``, ``recent``):
+        gone from every context, search, listing and export. NotFound for a record the owner does not have (or
+        an owner the principal may not see); NotAllowed, with the design's reason, where it builds its memory
+        from its records (a summary would still hold the text)."""
+        self._change(principal, owner, record_id, None, design, scope)
 
     def update(self, principal: Principal, owner: str, record_id: int, text: str, design: str | None = None,
-               scope: str = "") -> None:
-        """Change one record's text: no design kept in a store allows it yet (see :meth:`_refuse_change`)."""
-        self._refuse_change(principal, owner, record_id, design, scope, "update")
+               scope: str = "") -> Record:
+        """Give one record a new text, where the design allows it (as :meth:`delete`): the same record (its id,
+        time and origin kept) with the new text, which a context cites from now on."""
+        changed = self._change(principal, owner, record_id, text, design, scope)
+        assert changed is not None
+        return changed
 
-    def _refuse_change(self, principal: Principal, owner: str, record_id: int, design: str | None, scope: str,
-                       what: str) -> None:
-        """A design store appends an owner's records and never changes one (what a context cited stays what
-        it cited; other processes hold what they read by count): changing one record means forgetting the
-        owner. The record must exist first, so the refusal says only what it would say of a record one has."""
-        self.get(principal, owner, record_id, design, scope)
-        used = design or self.default
-        raise NotAllowed(f"the {used} design keeps an owner's records append-only, so one record cannot be "
-                         f"{what}d alone; forget the owner to erase every record, then add again what should stay")
+    def _change(self, principal: Principal, owner: str, record_id: int, text: str | None, design: str | None,
+                scope: str) -> Record | None:
+        """Update (``text``) or delete (None) one record. The record must be one the principal may see first, so
+        a refusal says only what it would say of a record the owner has."""
+        if text is not None:
+            try:
+                text = record_text(text)
+            except MemstreamError as e:
+                raise BadRequest(str(e)) from None
+        with self._reading(principal, owner, design, scope) as (bound, name):
+            if all(r.id != record_id for r in bound.records(name)):
+                raise NotFound(f"the owner {name!r} has no record {record_id}")
+            if not bound.design.changes_records:
+                raise NotAllowed(refused_change(bound.design, "update" if text is not None else "delete"))
+            if self.read_only or bound.held.store.read_only:
+                raise NotAllowed(f"{bound.held.store.path} is served read-only; memory can be read, not written")
+            try:
+                if text is None:
+                    bound.delete(name, record_id)
+                    return None
+                return bound.update(name, record_id, text)
+            except NoSuchRecord:  # another process deleted it meanwhile
+                raise NotFound(f"the owner {name!r} has no record {record_id}") from None
 
     def forget(self, principal: Principal, owner: str, design: str | None = None, scope: str = "") -> dict[str, int]:
         """Erase every trace of ``owner`` in ``design`` (every served design if None): rows removed per design."""

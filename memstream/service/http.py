@@ -257,13 +257,17 @@ def create_app(service: MemoryService, tokens: Tokens | None = None) -> FastAPI:
 
     @app.patch("/v1/records/{record_id}", tags=["records"], status_code=204)
     def update(record_id: RecordId, body: UpdateIn, who: Who) -> None:
-        """Change one record's text, where the design allows it (409 with the reason where it does not)."""
+        """Give one record a new text, where the design's memory is its records (full, vector, recent): the same
+        record id, what a context cites from now on; 409 with the design's reason where it builds its memory
+        from its records, 404 for a record the owner does not have."""
         service.update(who, body.owner, record_id, body.text, body.design, body.scope)
 
     @app.delete("/v1/records/{record_id}", tags=["records"], status_code=204)
     def delete(record_id: RecordId, who: Who, owner: OwnerQuery,
                design: DesignQuery = None, scope: ScopeQuery = "") -> None:
-        """Remove one record, where the design allows it (409 with the reason where it does not)."""
+        """Delete one record, where the design's memory is its records: gone from every context, search, listing
+        and export; 409 with the design's reason where it builds its memory from its records, 404 for a record the
+        owner does not have."""
         service.delete(who, owner, record_id, design, scope)
 
     @app.post("/v1/forget", response_model=ForgetOut, tags=["owners"])

@@ -1,9 +1,10 @@
 """memstream's memory as MCP tools (``memstream serve --mcp stdio|http``, ``memstream[mcp]``: the official SDK).
 
-Six tools, each one call of :class:`~.core.MemoryService` (so every check, limit and refusal is the HTTP API's):
+Seven tools, each one call of :class:`~.core.MemoryService` (so every check, limit and refusal is the HTTP API's):
 ``add`` (remember), ``search`` (the context for a query under a budget, each block with the ids of its
-records), ``list`` (an owner's records, a page at a time), ``get``, ``delete`` (refused with the design's reason
-where it keeps records append-only) and ``forget``. A refusal is a tool error whose text is the service's one
+records), ``list`` (an owner's records, a page at a time), ``get``, ``update`` and ``delete`` of one record
+(where the design's memory is its records; refused with the design's reason where it builds its memory from
+them) and ``forget``. A refusal is a tool error whose text is the service's one
 line, so the model reads what went wrong and how to fix it.
 
 Who is asking: over stdio, the one principal the server was started for (the token given at start, checked
@@ -114,7 +115,8 @@ def create_mcp_server(service: MemoryService, tokens: Tokens | None = None,
         "memstream", version=__version__, log_level="WARNING",
         instructions="Long-term memory per owner. add what should be remembered; search for the context to "
                      "answer a question (each block names the ids of the records it comes from); list or get "
-                     f"records; forget an owner. Designs served: {', '.join(service.designs)}.")
+                     "records; update or delete one record (where the design allows it); forget an owner. "
+                     f"Designs served: {', '.join(service.designs)}.")
 
     @server.tool()
     def add(owner: str, memories: list[Memory], ctx: Context, design: str | None = None, scope: str = "") -> AddOut:
@@ -148,8 +150,17 @@ def create_mcp_server(service: MemoryService, tokens: Tokens | None = None,
         return _answer(lambda: record_out(service.get(who, owner, record_id, design, scope)))
 
     @server.tool()
+    def update(owner: str, record_id: int, text: str, ctx: Context, design: str | None = None,
+               scope: str = "") -> RecordOut:
+        """Give one record a new text (the same id, what a search cites from now on), where the design allows it
+        (the reason, where it does not); returns the record as it now is."""
+        who = access.principal(ctx)
+        return _answer(lambda: record_out(service.update(who, owner, record_id, text, design, scope)))
+
+    @server.tool()
     def delete(owner: str, record_id: int, ctx: Context, design: str | None = None, scope: str = "") -> str:
-        """Remove one record, where the design allows it (the reason, where it does not)."""
+        """Remove one record, where the design allows it (the reason, where it does not): gone from every search,
+        list and get."""
         who = access.principal(ctx)
         _answer(lambda: service.delete(who, owner, record_id, design, scope))
         return f"record {record_id} removed"

@@ -13,6 +13,7 @@ from memstream.stream.importance import (
 from memstream.stream.jsonl import import_items, import_jsonl, read_jsonl
 from memstream.stream.memory import (
     DIALOGUE,
+    HIDDEN,
     MAX_IMPORTANCE,
     MIN_IMPORTANCE,
     OBSERVATION,
@@ -24,6 +25,7 @@ from memstream.stream.memory import (
     MemoryText,
     Recall,
     Weights,
+    check_text,
     normalise_owner,
 )
 from memstream.stream.offline import rate_poignancy
@@ -33,9 +35,10 @@ from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
-    "DIALOGUE", "FALLBACK_IMPORTANCE", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION",
-    "THOUGHT", "Memory", "MemoryRecord", "MemoryStream", "MemoryText", "NewMemory", "Recall", "StreamMark", "TimeScope",
-    "Weights", "add_rated", "check_file", "copy_stream", "import_items", "import_jsonl", "importance_stage", "minmax",
-    "new_memory", "normalise_owner", "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl",
-    "recency", "reflected_key", "rewind_stream", "time_scope", "top_k", "unreadable_time_sql",
+    "DIALOGUE", "FALLBACK_IMPORTANCE", "HIDDEN", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN",
+    "REFLECTION", "THOUGHT", "Memory", "MemoryRecord", "MemoryStream", "MemoryText", "NewMemory", "Recall",
+    "StreamMark", "TimeScope", "Weights", "add_rated", "check_file", "check_text", "copy_stream", "import_items",
+    "import_jsonl", "importance_stage", "minmax", "new_memory", "normalise_owner", "parse_importance",
+    "rate_importance", "rate_poignancy", "rated", "read_jsonl", "recency", "reflected_key", "rewind_stream",
+    "time_scope", "top_k", "unreadable_time_sql",
 ]

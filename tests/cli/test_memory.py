@@ -172,6 +172,49 @@ def test_forget_asks_first_and_leaves_no_trace(capsys, tmp_path: Path, monkeypat
     assert "nothing to forget" in refused(capsys, "memory", "forget", *where(store, "full", "--agent", "ann"), "--yes")
 
 
+@pytest.mark.parametrize("design", ["full", "vector", "recent"])
+def test_update_and_delete_one_record(capsys, tmp_path: Path, design: str) -> None:
+    store = tmp_path / "memory.db"
+    for text in ("Ann's locker code is 7351", "Ann lives in Lisbon", "Ann likes tea"):
+        assert run(capsys, "memory", "remember", *where(store, design, "--agent", "ann"), text, "--at", AT)[0] == 0
+    code, out, err = run(capsys, "memory", "update", *where(store, design, "--agent", "ann"), "--record", "2",
+                         "Ann lives in Porto", "--json")
+    assert code == 0 and json.loads(out)["id"] == 2 and json.loads(out)["text"] == "Ann lives in Porto", err
+    code, out, err = run(capsys, "memory", "delete", *where(store, design, "--agent", "ann"), "--record", "1", "--yes")
+    assert code == 0 and out.startswith("deleted record 1 of ann"), err
+    exported = [json.loads(line)["text"] for line in run(capsys, "memory", "export",
+                                                          *where(store, design, "--agent", "ann"))[1].splitlines()]
+    assert exported == ["Ann lives in Porto", "Ann likes tea"]
+    context = run(capsys, "memory", "context", *where(store, design, "--agent", "ann"), "where does Ann live?", "--at",
+                  AT, "--json")[1]
+    assert "Porto" in context and "Lisbon" not in context and "7351" not in context
+    assert b"7351" not in b"".join(files(tmp_path).values())  # the deleted text is gone from the file itself
+    assert run(capsys, "memory", "check", "--store", str(store), *HASH)[1] == f"{store}: ok\n"
+    assert "no record 1" in refused(capsys, "memory", "delete", *where(store, design, "--agent", "ann"), "--record",
+                                    "1", "--yes")
+
+
+def test_a_design_that_builds_on_its_records_refuses_update_and_delete_in_one_line(capsys, tmp_path: Path,
+                                                                                   monkeypatch) -> None:
+    store = tmp_path / "memory.db"
+    run(capsys, "memory", "remember", *where(store, "buffer-summary", "--agent", "ann"), "Ann likes tea", "--at", AT)
+    run(capsys, "memory", "remember", *where(store, "full", "--agent", "ann"), "Ann likes tea", "--at", AT)
+    before = files(tmp_path)
+    for verb, rest in (("update", ["Ann likes coffee"]), ("delete", ["--yes"])):
+        err = refused(capsys, "memory", verb, *where(store, "buffer-summary", "--agent", "ann"), "--record", "1", *rest)
+        assert "running summary" in err and "forget the owner" in err
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))
+    for argv in (["update", *where(store, "full", "--agent", "ann"), "--record", "9", "x"],
+                 ["update", *where(store, "full", "--agent", "ann"), "--record", "1", " "],
+                 ["update", *where(store, "full", "--agent", "ann"), "--record", "1", "a\x00b"],
+                 ["update", *where(store, "full", "--agent", "bob"), "--record", "1", "x"],
+                 ["delete", *where(store, "full", "--agent", "ann"), "--record", "0", "--yes"],
+                 ["delete", *where(store, "full", "--agent", "ann"), "--record", "1"],  # no terminal to ask, no --yes
+                 ["delete", *where(store, "vector", "--agent", "ann"), "--record", "1", "--yes"]):
+        refused(capsys, "memory", *argv)
+        assert files(tmp_path) == before, argv
+
+
 def test_check_lists_the_problems_of_a_damaged_store(capsys, tmp_path: Path) -> None:
     store = tmp_path / "memory.db"
     run(capsys, "memory", "remember", *where(store, "full", "--agent", "ann"), "hello there", "--at", AT)

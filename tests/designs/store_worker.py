@@ -104,3 +104,18 @@ def as_reader(design: str, store: str, uid: int | None, results: Any) -> None:
     except MemstreamError as e:
         seen["write"] = str(e)
     results.put(seen)
+
+
+def watch_changes(design: str, store: str, owner: str, ready: Any, go: Any, results: Any) -> None:
+    """Hold ``owner``'s memory (its context read, so a design that ranks has built its index), say so on
+    ``ready``, wait for ``go`` (another process changes records meanwhile), then put in ``results`` what this
+    process now reads: the records, the context for a query, and the ranking where the design ranks."""
+    query = "the violin near the harbour"
+    with opened(design, store) as memory:
+        memory.context(owner, query, START, 2000)
+        ready.set()
+        go.wait(timeout=60)
+        ranks = getattr(memory.design, "ranked", None)
+        results.put({"records": [(r.id, r.text) for r in memory.records(owner)],
+                     "context": memory.context(owner, query, START, 2000).text,
+                     "ranked": [i for i, _ in ranks(owner, query, 50)] if callable(ranks) else None})

@@ -77,14 +77,30 @@ def test_put_get_search_delete_and_their_refusals(tmp_path: Path) -> None:
         assert [h.key for h in hits][0] == "b" and all(h.score is not None for h in hits)
         assert [h.key for h in store.search(("team",), filter={"priority": {"$gte": 2}})] == ["a"]
         assert store.get(ns, "missing") is None
-        with pytest.raises(MemstreamError, match="append-only and no versions"):
-            store.put(ns, "a", {"text": "deploys are fine"})
-        with pytest.raises(MemstreamError, match="cannot be deleted alone"):
-            store.delete(ns, "a")
+        store.put(ns, "a", {"text": "deploys are fine", "priority": 3})  # another value: the record updated
+        assert len(bound.records("team/notes")) == 2 and store.get(ns, "a").value["text"] == "deploys are fine"
+        assert [h.key for h in store.search(ns, query="deploys are fine")][0] == "a"
+        store.delete(ns, "a")
+        assert store.get(ns, "a") is None and [h.key for h in store.search(ns, query="deploy")] == ["b"]
+        assert "Fridays" not in " ".join(r.text for r in bound.records("team/notes"))
+        store.put(ns, "a", {"text": "deploy on Fridays is banned again"})  # a deleted key put again: a new record
+        assert store.get(ns, "a").value == {"text": "deploy on Fridays is banned again"}
         store.delete(ns, "missing")  # nothing to delete: a no-op, as LangGraph's stores do
         with pytest.raises(InvalidNamespaceError):
             store.put(("a/b",), "k", {"text": "x"})
         assert store.forget(ns) > 0 and store.get(ns, "a") is None and store.search(ns) == []
+
+
+def test_a_design_that_builds_on_its_records_refuses_to_change_an_item_with_its_reason(tmp_path: Path) -> None:
+    with open_design("tiered", store=tmp_path / "m.db", embedder=EMBEDDER) as bound:
+        store = MemstreamStore(bound)
+        ns = ("team", "notes")
+        store.put(ns, "a", {"text": "deploy on Fridays is banned"})
+        with pytest.raises(MemstreamError, match="cannot give the item 'a' alone another value: its session"):
+            store.put(ns, "a", {"text": "deploys are fine"})
+        with pytest.raises(MemstreamError, match=r"cannot delete the item 'a' alone: .* forget the namespace"):
+            store.delete(ns, "a")
+        assert store.get(ns, "a").value == {"text": "deploy on Fridays is banned"}  # nothing changed
 
 
 @settings(max_examples=12, deadline=None)

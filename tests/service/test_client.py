@@ -29,15 +29,27 @@ def test_every_call_of_the_client(app_client) -> None:
         assert memory.list("ana", size=1, page=2).records[0].id == ids[1]
         assert memory.owners() == ["ana"]
         assert memory.health().ok
-        with pytest.raises(NotAllowed, match="append-only"):
-            memory.delete("ana", ids[0])
-        with pytest.raises(NotAllowed):
-            memory.update("ana", ids[0], "I moved to Porto")
+        memory.update("ana", ids[0], "I moved to Porto")
+        assert memory.get("ana", ids[0]).text == "I moved to Porto"
+        memory.delete("ana", ids[1])
+        with pytest.raises(NotFound, match=f"no record {ids[1]}"):
+            memory.get("ana", ids[1])
+        with pytest.raises(NotFound, match=f"no record {ids[1]}"):
+            memory.delete("ana", ids[1])
         with pytest.raises(NotAllowed, match="keeps no versions"):
             memory.history("ana")
-        assert memory.forget("ana")["vector"] >= 2
+        assert memory.forget("ana")["vector"] >= 1
         with pytest.raises(NotFound, match="no memory for the owner 'ana'"):
             memory.list("ana")
+
+
+def test_a_design_that_keeps_its_records_refuses_through_the_client(serve, tmp_path: Path) -> None:
+    with MemoryClient("http://testserver", ANA, http=serve(tmp_path / "t.db", designs=["tiered"])) as memory:
+        ids = memory.add("ana", [{"text": "I moved to Lisbon", "at": AT}])
+        with pytest.raises(NotAllowed, match="the tiered design cannot delete one record alone: its session"):
+            memory.delete("ana", ids[0])
+        with pytest.raises(NotAllowed, match="cannot update one record alone"):
+            memory.update("ana", ids[0], "I moved to Porto")
 
 
 def test_the_client_raises_the_server_s_error_class(app_client) -> None:

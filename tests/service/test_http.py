@@ -9,7 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memstream.designs import DESIGNS
+from memstream.models import make_chat_model
 from memstream.service import MAX_BODY_BYTES, MAX_BUDGET, MAX_ENTRIES, MAX_PAGE_SIZE
+from memstream.service.core import storable
 from memstream.service.http import create_app
 from tests.service.conftest import ADMIN, ANA, AT, bearer, entries
 
@@ -40,10 +43,13 @@ def test_every_endpoint_on_each_back_end(serve, store_spec: str) -> None:
     assert record["text"] == "I moved to Lisbon" and record["at"].startswith("2026-05-01T10:00:00")
     assert c.get("/v1/records/999999", params={"owner": "ana"}, headers=h).status_code == 404
 
-    deleted = c.delete(f"/v1/records/{ids[0]}", params={"owner": "ana"}, headers=h)
-    assert deleted.status_code == 409 and "append-only" in deleted.json()["detail"]
-    updated = c.patch(f"/v1/records/{ids[0]}", json={"owner": "ana", "text": "x"}, headers=h)
-    assert updated.status_code == 409
+    updated = c.patch(f"/v1/records/{ids[0]}", json={"owner": "ana", "text": "I moved to Porto"}, headers=h)
+    assert updated.status_code == 204 and not updated.content
+    assert c.get(f"/v1/records/{ids[0]}", params={"owner": "ana"}, headers=h).json()["text"] == "I moved to Porto"
+    deleted = c.delete(f"/v1/records/{ids[2]}", params={"owner": "ana"}, headers=h)
+    assert deleted.status_code == 204 and not deleted.content
+    assert c.get(f"/v1/records/{ids[2]}", params={"owner": "ana"}, headers=h).status_code == 404
+    assert c.delete(f"/v1/records/{ids[2]}", params={"owner": "ana"}, headers=h).status_code == 404
     history = c.get("/v1/history", params={"owner": "ana"}, headers=h)
     assert history.status_code == 409 and "keeps no versions" in history.json()["detail"]
     assert c.get("/v1/owners", headers=h).json() == {"owners": ["ana"]}
@@ -51,9 +57,52 @@ def test_every_endpoint_on_each_back_end(serve, store_spec: str) -> None:
     assert health["ok"] and health["designs"] == ["vector"]
 
     forgot = c.post("/v1/forget", json={"owner": "ana"}, headers=h)
-    assert forgot.status_code == 200 and forgot.json()["removed"]["vector"] >= 3
+    assert forgot.status_code == 200 and forgot.json()["removed"]["vector"] >= 2
     assert c.get("/v1/records", params={"owner": "ana"}, headers=h).status_code == 404
     assert c.get("/v1/owners", headers=bearer(ADMIN)).json() == {"owners": []}
+
+
+@pytest.mark.parametrize("design", [d for d, kind in DESIGNS.items() if kind.changes_records])
+def test_one_record_updated_and_deleted_is_what_every_read_then_says(serve, store_spec: str, design: str) -> None:
+    """The designs whose memory is their records: PATCH gives the record (same id) its new text, DELETE takes it
+    out of every read; both answer 204, and 404 for a record the owner does not have (or no longer has)."""
+    c = serve(store_spec, designs=[design])
+    h = bearer(ANA)
+    ids = c.post("/v1/add", json={"owner": "ana", "entries": entries("I moved to Lisbon", "I like cats", "Tea, no sugar")},
+                 headers=h).json()["ids"]
+    assert c.patch(f"/v1/records/{ids[0]}", json={"owner": "ana", "text": "I moved to Porto"}, headers=h).status_code == 204
+    assert c.delete(f"/v1/records/{ids[1]}", params={"owner": "ana"}, headers=h).status_code == 204
+    page = c.get("/v1/records", params={"owner": "ana"}, headers=h).json()
+    assert [(r["id"], r["text"]) for r in page["records"]] == [(ids[0], "I moved to Porto"), (ids[2], "Tea, no sugar")]
+    assert page["total"] == 2
+    context = c.post("/v1/context", json={"owner": "ana", "query": "where do I live, and cats?", "budget": 500},
+                     headers=h).json()
+    assert "Porto" in context["text"] and "Lisbon" not in context["text"] and "cats" not in context["text"]
+    assert ids[1] not in {i for b in context["blocks"] for i in b["ids"]}
+    if design == "vector":
+        hits = c.post("/v1/search", json={"owner": "ana", "query": "I like cats", "limit": 5}, headers=h).json()["hits"]
+        assert sorted(x["record"]["id"] for x in hits) == [ids[0], ids[2]]  # the vector index forgot it too
+    gone = c.patch(f"/v1/records/{ids[1]}", json={"owner": "ana", "text": "x"}, headers=h)
+    assert gone.status_code == 404 and f"no record {ids[1]}" in gone.json()["detail"]
+    blank = c.patch(f"/v1/records/{ids[0]}", json={"owner": "ana", "text": "   "}, headers=h)
+    assert blank.status_code == 422 and "empty" in blank.json()["detail"]
+    # the same entry sent again after its record was deleted is remembered anew
+    again = c.post("/v1/add", json={"owner": "ana", "entries": entries("I like cats")}, headers=h).json()["ids"]
+    assert again[0] not in ids
+
+
+@pytest.mark.parametrize("design", [d for d, kind in DESIGNS.items() if not kind.changes_records and storable(d)])
+def test_a_design_that_builds_on_its_records_refuses_with_its_reason(serve, tmp_path: Path, design: str) -> None:
+    c = serve(tmp_path / "s.db", designs=[design], chat=make_chat_model("offline"))
+    h = bearer(ANA)
+    ids = c.post("/v1/add", json={"owner": "ana", "entries": entries("I moved to Lisbon")}, headers=h).json()["ids"]
+    for refused in (c.delete(f"/v1/records/{ids[0]}", params={"owner": "ana"}, headers=h),
+                    c.patch(f"/v1/records/{ids[0]}", json={"owner": "ana", "text": "I moved to Porto"}, headers=h)):
+        assert refused.status_code == 409, refused.text
+        assert DESIGNS[design].records_stay in refused.json()["detail"]
+        assert "forget the owner" in refused.json()["detail"]
+    assert c.delete("/v1/records/999999", params={"owner": "ana"}, headers=h).status_code == 404  # 404 before 409
+    assert c.get(f"/v1/records/{ids[0]}", params={"owner": "ana"}, headers=h).json()["text"] == "I moved to Lisbon"
 
 
 def test_a_design_that_does_not_rank_refuses_search_and_two_designs_are_served(serve, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from memstream.service.mcp import bearer
 from tests.service.conftest import ADMIN, ANA, TOKENS
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"add", "search", "list", "get", "delete", "forget"}
+TOOLS = {"add", "search", "list", "get", "update", "delete", "forget"}
 
 
 def server(store: Path, *extra: str, env: dict[str, str] | None = None) -> StdioServerParameters:
@@ -52,12 +52,15 @@ def text(result: Any) -> str:
 def test_add_search_forget_through_the_sdk_client(tmp_path: Path) -> None:
     memories = [{"text": "Ana moved to Lisbon in May", "at": "2026-05-01T10:00:00+00:00"},
                 {"text": "Ana's sister is called Rita"}]
-    names, (added, found, listed, got, deleted, forgot, after) = run(server(tmp_path / "m.db"), [
+    names, (added, found, listed, got, updated, deleted, gone, changed, forgot, after) = run(server(tmp_path / "m.db"), [
         ("add", {"owner": "ana", "memories": memories}),
         ("search", {"owner": "ana", "query": "where does Ana live?", "budget": 200}),
         ("list", {"owner": "ana", "size": 1}),
         ("get", {"owner": "ana", "record_id": 1}),
+        ("update", {"owner": "ana", "record_id": 2, "text": "Ana's sister is called Rosa"}),
         ("delete", {"owner": "ana", "record_id": 1}),
+        ("get", {"owner": "ana", "record_id": 1}),
+        ("search", {"owner": "ana", "query": "where does Ana live, and her sister?", "budget": 200}),
         ("forget", {"owner": "ana"}),
         ("search", {"owner": "ana", "query": "Lisbon"}),
     ])
@@ -69,7 +72,10 @@ def test_add_search_forget_through_the_sdk_client(tmp_path: Path) -> None:
     assert listed.structured_content["total"] == 2 and len(listed.structured_content["records"]) == 1
     assert added.structured_content["ids"][0] == 1, text(got)  # a fresh store counts record ids from 1
     assert got.structured_content["text"] == "Ana moved to Lisbon in May"
-    assert deleted.is_error and "append-only" in text(deleted)  # the design's reason, not a traceback
+    assert updated.structured_content == {**updated.structured_content, "id": 2, "text": "Ana's sister is called Rosa"}
+    assert not deleted.is_error and "removed" in text(deleted)  # the vector design's memory is its records
+    assert gone.is_error and "404" in text(gone) and "no record 1" in text(gone)
+    assert "Lisbon" not in changed.structured_content["text"] and "Rosa" in changed.structured_content["text"]
     assert not forgot.is_error and sum(forgot.structured_content["removed"].values()) > 0
     assert after.is_error and "no memory for the owner 'ana'" in text(after)  # the forgotten text is gone
 

@@ -91,6 +91,8 @@ class LettaDesign(MemoryDesign[LettaState]):
     """MemGPT/Letta memory: core blocks the agent edits with tools, a message queue, recall and archival search."""
 
     name = "letta"
+    records_stay = ("the agent's memory blocks and archival passages are written from the records "
+                    "and would still hold the text")
     Config = LettaConfig
     State = LettaState
     config: LettaConfig

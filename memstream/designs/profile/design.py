@@ -106,6 +106,7 @@ class ProfileDesign(MemoryDesign[ProfileState]):
     """One structured file per owner, edited by targeted edits, every version kept (show, log, diff, blame)."""
 
     name = "profile"
+    records_stay = "its profile file is edited from the records and would still hold the text"
     Config = ProfileConfig
     State = ProfileState
     config: ProfileConfig

@@ -23,7 +23,7 @@ from memstream.designs.base import MemoryDesign
 from memstream.designs.registry import DESIGNS, make_design
 from memstream.designs.store.backends import check as check_rows
 from memstream.designs.store.backends import open_rows, refuse_own_file
-from memstream.designs.store.bound import BoundDesign, RowsDesign
+from memstream.designs.store.bound import BoundDesign, NoSuchRecord, RowsDesign
 from memstream.designs.store.checking import check_store, own_file_problems, refuse_non_store
 from memstream.designs.store.own_file import OwnFileDesign
 from memstream.designs.store.postgres import PostgresStore, is_postgres
@@ -148,6 +148,6 @@ def _shown(value: object) -> str:
     return f"{text!r:.40}"
 
 
-__all__ = ["BoundDesign", "DesignStore", "ImportedState", "OwnFileDesign", "PostgresStore", "Rows", "check",
-           "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "plain_scope",
+__all__ = ["BoundDesign", "DesignStore", "ImportedState", "NoSuchRecord", "OwnFileDesign", "PostgresStore", "Rows",
+           "check", "check_store", "import_state", "kept_designs", "open_design", "own_file_path", "plain_scope",
            "refuse_non_store", "state_design", "storable"]

@@ -24,9 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from memstream.designs.base import MemoryDesign, _drive
+from memstream.designs.base import MemoryDesign, _drive, refused_change
 from memstream.designs.context import Context
-from memstream.designs.entries import Entry, Record
+from memstream.designs.entries import Entry, Record, record_text
 from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, Rows, digest, dumps
 from memstream.designs.store.store import damaged
 from memstream.errors import MemstreamError
@@ -339,6 +339,48 @@ class RowsDesign:
             raise
         return made
 
+    # -- one record changed alone ---------------------------------------------------------------
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> bool:
+        """Give the owner's record ``record_id`` the text ``text`` (None: delete it) in one transaction holding
+        the lock, in a design that allows it (:attr:`~memstream.designs.MemoryDesign.changes_records`; one line
+        naming why where it does not); False, changing nothing, if the owner has no such record.
+
+        The store changes the record's row (a deleted one's text is overwritten in the file, as a forgotten
+        owner's is), logs the change and raises the owner's version: every other process reads the owner again
+        before its next use, so its indexes learn of the change; this one changes what it holds in place."""
+        owner = owner_name(owner)
+        if not self.design.changes_records:
+            raise MemstreamError(refused_change(self.design, "update" if text is not None else "delete"))
+        if self.store.read_only:
+            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
+        if owner in self._writing:
+            raise MemstreamError(f"a write for {owner!r} is under way through this handle; change its records once "
+                                 "that write has finished")
+        me = object()
+        self._lock(me, owner)
+        try:
+            self._fresh(owner)
+            if all(r.id != record_id for r in self.design.owner_rows(owner).records):
+                self._release(me)
+                return False
+            held = self.store.change_record(self._key(owner), self._held[owner], record_id, text)
+            assert held is not None, "an owner read under the lock cannot have moved"
+            self.design.change_record(owner, record_id, text)
+            self._holder = None
+            self.store.commit()
+            self._held[owner] = held
+        except self.store.failures as e:
+            self._unheld(owner)
+            raise self.store.refused(e, rollback=self._holder is me) from None
+        except BaseException:
+            self._release(me)
+            self._unheld(owner)
+            raise
+        if text is None:
+            self.store.checkpoint()  # (no copy of the deleted row left in the write-ahead log)
+        return True
+
     # -- forgetting -----------------------------------------------------------------------------
 
     def forget(self, owner: str) -> int:
@@ -371,6 +413,14 @@ class RowsDesign:
         self._held.pop(owner, None)
         self.store.checkpoint()
         return gone
+
+
+class NoSuchRecord(MemstreamError):
+    """An update or delete of a record the owner does not have (a service answers it as not found)."""
+
+
+def no_record(owner: str, record_id: int) -> str:
+    return f"{owner_name(owner)!r} has no record {record_id} here"
 
 
 def _strings(value: Any) -> list[str]:
@@ -416,6 +466,8 @@ class HeldDesign(Protocol):
     def known_keys(self, owner: str, keys: Sequence[str]) -> dict[str, int]: ...
 
     def texts(self, owner: str) -> list[str]: ...
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> bool: ...
 
     def forget(self, owner: str) -> int: ...
 
@@ -487,6 +539,23 @@ class BoundDesign:
             self.write(owner, chunk)
             new += len({e.key for e in chunk} - before)
         return new
+
+    def update(self, owner: str, record_id: int, text: str) -> Record:
+        """Give ``owner``'s record ``record_id`` the text ``text``, in a design whose memory is its records
+        (:attr:`~memstream.designs.MemoryDesign.changes_records`; one line saying why not in another): the same
+        record (its id, time and origin kept) with the new text, what a context cites from now on, in every
+        process. One line if the owner has no such record."""
+        text = record_text(text)
+        if not self.held.change_record(owner, record_id, text):
+            raise NoSuchRecord(no_record(owner, record_id))
+        return next(r for r in self.records(owner) if r.id == record_id)
+
+    def delete(self, owner: str, record_id: int) -> None:
+        """Delete ``owner``'s record ``record_id`` (in a design whose memory is its records): gone from every
+        context, search, listing and export, in every process, its text overwritten in the store's file. One
+        line if the owner has no such record; the owner stays (with its other records, if any)."""
+        if not self.held.change_record(owner, record_id, None):
+            raise NoSuchRecord(no_record(owner, record_id))
 
     def change(self, owners: Sequence[str], change: Callable[[MemoryDesign], T]) -> T:
         """Change the memory of several owners at once, in one transaction (:meth:`RowsDesign.change`)."""

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TypeVar
 
-from memstream.designs.base import MemoryDesign, OwnFile
+from memstream.designs.base import MemoryDesign, OwnFile, refused_change
 from memstream.designs.context import Context
 from memstream.designs.entries import Entry, Record
 from memstream.designs.store.bound import OPTIMISTIC, owner_name
@@ -211,6 +211,11 @@ class OwnFileDesign:
             raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
 
     # -- forgetting -----------------------------------------------------------------------------
+
+    def change_record(self, owner: str, record_id: int, text: str | None) -> bool:
+        """Refused in one line: a design kept in a file of its own builds its memory from its records (the
+        stream's reflections, the facts extracted from a turn), so no record of it changes alone."""
+        raise MemstreamError(refused_change(self.design, "update" if text is not None else "delete"))
 
     def forget(self, owner: str) -> int:
         """Remove every trace of ``owner`` from the design's file (its own forget: one transaction, deleted

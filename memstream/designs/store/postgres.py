@@ -29,7 +29,17 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from memstream.designs.base import OwnerRows
 from memstream.designs.entries import Record
-from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps, versions_counter
+from memstream.designs.store.rows import (
+    CHANGES,
+    ID_BLOCK,
+    Held,
+    OwnerKey,
+    change_item,
+    digest,
+    dumps,
+    held_after_change,
+    versions_counter,
+)
 from memstream.designs.store.schema import DESIGN_STORE, FORMAT
 from memstream.errors import MemstreamError, import_extra
 
@@ -387,6 +397,31 @@ class PostgresStore:
             db.execute("INSERT INTO design_owners (design, scope, owner, version) VALUES (%s,%s,%s,%s) "
                        "ON CONFLICT (design, scope, owner) DO UPDATE SET version = EXCLUDED.version", (*where, version))
         return Held(int(version), len(rows.records), docs, logs)
+
+    def change_record(self, key: OwnerKey, held: Held, record_id: int, text: str | None) -> Held | None:
+        """Update or delete one record of the owner (see :meth:`~.rows.Rows.change_record`)."""
+        self._lock("owner", key.design, key.scope, key.owner)
+        if self.version(key) != held.version:
+            return None
+        where = (key.design, key.scope, key.owner, record_id)
+        with self._errors(), self._in_transaction("change_record").cursor() as db:
+            if text is None:
+                db.execute("DELETE FROM design_records WHERE design=%s AND scope=%s AND owner=%s AND id=%s", where)
+            else:
+                db.execute("UPDATE design_records SET text=%s WHERE design=%s AND scope=%s AND owner=%s AND id=%s",
+                           (text, *where))
+            assert db.rowcount == 1, "a record the owner holds at the version read is in the store"
+            db.execute("INSERT INTO design_logs (design, scope, owner, name, value) VALUES (%s,%s,%s,%s,%s)",
+                       (*where[:3], CHANGES,
+                        dumps(change_item(record_id, text, datetime.now(UTC).isoformat(timespec="seconds")))))
+            db.execute("INSERT INTO design_counters VALUES (%s, 1) ON CONFLICT DO NOTHING",
+                       (versions_counter(key.design),))
+            db.execute("UPDATE design_counters SET next = GREATEST(next, %s) + 1 WHERE design = %s RETURNING next - 1",
+                       (held.version + 1, versions_counter(key.design)))
+            (version,) = db.fetchone()  # type: ignore[misc]
+            db.execute("UPDATE design_owners SET version=%s WHERE design=%s AND scope=%s AND owner=%s",
+                       (version, *where[:3]))
+        return held_after_change(held, int(version), text)
 
     # -- what is shared across owners -----------------------------------------------------------
 

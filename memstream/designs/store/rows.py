@@ -5,7 +5,9 @@
 schema). Both keep the same tables (:mod:`.schema`) with the same meaning: a write of an owner is one
 transaction that checks the owner's version before it writes (:meth:`Rows.write_owner` returns None when
 another process wrote the owner since it was read), ids come a block at a time from a counter nobody else
-draws the same block from, and ``forget`` deletes every row of the owner and logs the erasure.
+draws the same block from, and ``forget`` deletes every row of the owner and logs the erasure. One record is
+changed alone (``change_record``: updated in place, or deleted) only for a design that allows it, as one more
+write of the owner: its version raised, so every other process reads the owner again before it uses it.
 """
 
 from __future__ import annotations
@@ -48,6 +50,22 @@ class Held:
         return (len(rows.records) == self.records
                 and all(len(items) == self.logs.get(name, 0) for name, items in rows.logs.items())
                 and {name: dumps(value) for name, value in rows.docs.items()} == self.docs)
+
+
+#: The owner's log (``design_logs``) of its records changed alone: a row per update or delete naming the record,
+#: what was done and when, never the text (a deleted record's text is gone from the file itself).
+CHANGES = "#changes"
+
+
+def change_item(record_id: int, text: str | None, at: str) -> dict[str, Any]:
+    """The :data:`CHANGES` row of a record updated (``text`` given) or deleted (None) at ``at``."""
+    return {"id": record_id, "change": "update" if text is not None else "delete", "at": at}
+
+
+def held_after_change(held: Held, version: int, text: str | None) -> Held:
+    """What a process holds of the owner once it changed one record (``text`` None: deleted it) at ``version``."""
+    return Held(version, held.records - (text is None), dict(held.docs),
+                {**held.logs, CHANGES: held.logs.get(CHANGES, 0) + 1})
 
 
 def versions_counter(design: str) -> str:
@@ -120,6 +138,12 @@ class Rows(Protocol):
         """Each record id of the owner that came from an entry, with the entry's key."""
 
     def write_owner(self, key: OwnerKey, rows: OwnerRows, held: Held, keys: Mapping[int, str]) -> Held | None: ...
+
+    def change_record(self, key: OwnerKey, held: Held, record_id: int, text: str | None) -> Held | None:
+        """Inside a write transaction (under the owner's lock): the owner's record ``record_id`` given ``text``
+        (its id, key, time and origin kept), or deleted (``text`` None: its row removed), the change logged
+        (:data:`CHANGES`) and the owner's version raised, so every process reads the owner again; None,
+        changing nothing, if another process wrote the owner since ``held`` was read."""
 
     # -- shared documents, ids --
 

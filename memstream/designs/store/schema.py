@@ -9,8 +9,10 @@ what is shared across owners lives in its own table (``design_shared``), never i
   of them the user asked for, in ``changes``).
 - ``design_owners``: each owner's version, raised by every write of the owner (how a process sees that
   another wrote, and how a write checks nobody wrote the owner under it).
-- ``design_records``: the records, append-only, in the order written (``seq``), each with its key (the
-  entry's id or digest: a retried write is stored once) and what the design keeps beside it (``extra``).
+- ``design_records``: the records, appended in the order written (``seq``), each with its key (the
+  entry's id or digest: a retried write is stored once) and what the design keeps beside it (``extra``). One
+  record is changed alone (its text updated, or its row deleted) only in a design whose memory is its records,
+  as a write of the owner (its version raised), the change logged in ``design_logs`` (``#changes``).
 - ``design_docs`` / ``design_logs``: an owner's small documents (rewritten when changed) and append-only lists.
 - ``design_counters``: the next record id per design, handed out a block at a time, and (row
   ``DESIGN#versions``) the next owner version, so a version is never given twice, even to an owner

@@ -21,7 +21,17 @@ from typing import Any
 import memstream.sqlite as sqlite
 from memstream.designs.base import OwnerRows
 from memstream.designs.entries import Record
-from memstream.designs.store.rows import ID_BLOCK, Held, OwnerKey, digest, dumps, versions_counter
+from memstream.designs.store.rows import (
+    CHANGES,
+    ID_BLOCK,
+    Held,
+    OwnerKey,
+    change_item,
+    digest,
+    dumps,
+    held_after_change,
+    versions_counter,
+)
 from memstream.designs.store.schema import DESIGN_STORE, FORMAT, SCHEMA
 from memstream.errors import MemstreamError
 
@@ -238,6 +248,29 @@ class DesignStore:
         db.execute("INSERT INTO design_owners VALUES (?,?,?,?) ON CONFLICT (design, scope, owner) "
                    "DO UPDATE SET version = excluded.version", (*where, version))
         return Held(version, len(rows.records), docs, logs)
+
+    def change_record(self, key: OwnerKey, held: Held, record_id: int, text: str | None) -> Held | None:
+        """Update or delete one record of the owner (see :meth:`~.rows.Rows.change_record`)."""
+        db = self.db
+        assert db.in_transaction, "change_record runs inside a write transaction"
+        now = self.version(key)
+        if now != held.version:
+            return None
+        where = (key.design, key.scope, key.owner, record_id)
+        if text is None:
+            changed = db.execute("DELETE FROM design_records WHERE design=? AND scope=? AND owner=? AND id=?",
+                                 where).rowcount
+        else:
+            changed = db.execute("UPDATE design_records SET text=? WHERE design=? AND scope=? AND owner=? AND id=?",
+                                 (text, *where)).rowcount
+        assert changed == 1, "a record the owner holds at the version read is in the store"
+        db.execute("INSERT INTO design_logs (design, scope, owner, name, value) VALUES (?,?,?,?,?)",
+                   (key.design, key.scope, key.owner, CHANGES,
+                    dumps(change_item(record_id, text, datetime.now(UTC).isoformat(timespec="seconds")))))
+        version = self._next_version(key.design, now)
+        db.execute("UPDATE design_owners SET version=? WHERE design=? AND scope=? AND owner=?",
+                   (version, key.design, key.scope, key.owner))
+        return held_after_change(held, version, text)
 
     def _next_version(self, design: str, now: int) -> int:
         """An owner's next version (inside the write): above its version ``now`` and above every version any

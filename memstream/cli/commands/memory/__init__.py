@@ -1,6 +1,6 @@
 """``memstream memory``: any memory design used from the shell, over a design store (one SQLite file).
 
-remember, context, consolidate, owners, export, import, forget, check: the parsers are here, the
+remember, context, consolidate, owners, export, import, update, delete, forget, check: the parsers are here, the
 handlers in :mod:`.writing` (what changes the store) and :mod:`.reading` (what only reads it, opened
 read-only). Every mistake is one line, exit 2, with nothing written (docs/memory.md).
 """
@@ -20,6 +20,7 @@ from memstream.cli.flags import (
     json_flag,
     model_flags,
     output_flag,
+    record_flag,
     yes_flag,
 )
 
@@ -34,7 +35,7 @@ CONTEXT_BUDGET = 1000
 def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Namespace], int]]:
     """Add this module's commands to ``sub``; return their handlers by name."""
     p = sub.add_parser("memory", help="any memory design over a design store: remember, context, consolidate, "
-                       "owners, export, import, forget, check")
+                       "owners, export, import, update, delete, forget, check")
     memory = p.add_subparsers(dest="memory_command", required=True, parser_class=type(p))
 
     def command(name: str, help: str, *, design: bool = True, owner: bool = True) -> argparse.ArgumentParser:
@@ -93,6 +94,17 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
                    "the design instead of copying its memory as it stands (summaries made again by --llm)")
     _changing(q)
 
+    q = command("update", "give one record of the agent a new text (its id and time kept), where the design's memory "
+                "is its records (full, vector, recent); the others say why not")
+    record_flag(q)
+    q.add_argument("text", help="the record's new text")
+    json_flag(q, "the record as it now is")
+
+    q = command("delete", "delete one record of the agent (gone from every context and export, its text overwritten), "
+                "where the design's memory is its records (full, vector, recent); the others say why not")
+    record_flag(q)
+    yes_flag(q, "delete")
+
     q = command("forget", "remove every trace of the agent from the design's memory (an erasure is logged)")
     yes_flag(q, "forget")
 
@@ -109,6 +121,7 @@ def _changing(q: argparse.ArgumentParser) -> None:
 
 def cmd_memory(args: argparse.Namespace) -> int:
     handlers = {"remember": writing.cmd_remember, "consolidate": writing.cmd_consolidate,
-                "import": writing.cmd_import, "forget": writing.cmd_forget, "context": reading.cmd_context,
+                "import": writing.cmd_import, "update": writing.cmd_update,
+                "delete": writing.cmd_delete, "forget": writing.cmd_forget, "context": reading.cmd_context,
                 "owners": reading.cmd_owners, "export": reading.cmd_export, "check": reading.cmd_check}
     return handlers[args.memory_command](args)

@@ -1,4 +1,4 @@
-"""The ``memory`` commands that change a store: remember, consolidate, import, forget.
+"""The ``memory`` commands that change a store: remember, consolidate, import, update, delete, forget.
 
 Everything a command is given (the agent, the time, the entries, the settings) is checked before the
 store is opened; each write is committed whole before its ids are printed.
@@ -101,6 +101,56 @@ def _import_state(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_update(args: argparse.Namespace) -> int:
+    from memstream.designs import record_text
+
+    agent = agent_of(args)
+    text = record_text(args.text)
+    out = check_json_output(args.json, [args.store])
+    _changeable(args, agent, "update")
+    with opened(args, write=True, settings={}) as memory:
+        record = memory.update(agent, args.record, text)
+    if out is not None:
+        write_json(out, {"design": memory.name, "agent": agent, "id": record.id, "text": record.text,
+                         "at": record.at.isoformat(), "source": record.source, "kind": record.kind,
+                         "session": record.session})
+        if out == STDOUT:
+            return 0
+    print(f"updated record {record.id} of {agent} in {memory.name}: a context cites its new text from now on")
+    return 0
+
+
+def cmd_delete(args: argparse.Namespace) -> int:
+    agent = agent_of(args)
+    _changeable(args, agent, "delete")
+    if not args.yes and not _confirmed(f"delete record {args.record} of {agent} in the {args.design} memory of "
+                                       f"{args.store}? [y/N] ", "delete"):
+        print("nothing was deleted")
+        return 1
+    with opened(args, write=True, settings={}) as memory:
+        memory.delete(agent, args.record)
+    print(f"deleted record {args.record} of {agent} in {memory.name}; the change is logged (without its content)")
+    return 0
+
+
+def _changeable(args: argparse.Namespace, agent: str, what: str) -> None:
+    """One line, before anything is written, if the record cannot be changed: a store without the design, a
+    design that builds its memory from its records (its reason), an agent without memory, a record it lacks."""
+    from memstream.designs import DESIGNS, refused_change
+
+    design = design_of(args)
+    require_design(args.store, design)
+    if not DESIGNS[design].changes_records:
+        raise MemstreamError(refused_change(DESIGNS[design], what))
+    with opened(args, write=False) as memory:
+        if agent not in memory.owners():
+            raise MemstreamError(f"{agent} has no {memory.name} memory in {args.store}"
+                                 f"{f' (scope {args.scope!r})' if args.scope else ''}; nothing to {what}")
+        if all(r.id != args.record for r in memory.held.stored_records(agent)):
+            raise MemstreamError(f"{agent} has no record {args.record} in the {memory.name} memory of {args.store}; "
+                                 "`memstream memory context` and `export` name the records there are")
+
+
 def cmd_forget(args: argparse.Namespace) -> int:
     agent = agent_of(args)
     require_design(args.store, design_of(args))
@@ -118,10 +168,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
     return 0
 
 
-def _confirmed(question: str) -> bool:
+def _confirmed(question: str, what: str = "forget") -> bool:
     """Whether the person at the terminal said yes; a refusal in one line when there is no terminal to ask."""
     if not sys.stdin.isatty():
-        raise MemstreamError("forget asks for confirmation and stdin is not a terminal; add --yes to forget")
+        raise MemstreamError(f"{what} asks for confirmation and stdin is not a terminal; add --yes to {what}")
     try:
         return input(question).strip().lower() in ("y", "yes")
     except EOFError:

@@ -14,6 +14,7 @@ instead, its file beside the store (``PATH.stream``, ``PATH.facts``: :func:`~.sc
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,7 +34,7 @@ from memstream.designs.store.state_import import ImportedState, import_state, st
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
-from memstream.stream import normalise_owner
+from memstream.stream import HIDDEN, normalise_owner
 
 
 @contextmanager
@@ -133,10 +134,10 @@ def plain_scope(scope: str) -> str:
     most 200 characters. One rule for the library, the CLI and the service."""
     if not isinstance(scope, str) or len(scope) > 200:
         raise MemstreamError(f"a scope is plain text of at most 200 characters, got {_shown(scope)}")
-    if not scope.strip():
-        return ""
     try:
-        return normalise_owner(scope)
+        if any(unicodedata.category(c) in HIDDEN for c in scope):  # before stripping: str.strip takes \x1c-\x1f
+            raise ValueError(scope)
+        return normalise_owner(scope) if scope.strip() else ""
     except ValueError:
         raise MemstreamError(f"a scope is plain text (no control, invisible or surrogate character), got "
                              f"{_shown(scope)}; write it in plain letters") from None

@@ -13,6 +13,7 @@ from memstream.stream.importance import (
 from memstream.stream.jsonl import import_items, import_jsonl, read_jsonl
 from memstream.stream.memory import (
     DIALOGUE,
+    HIDDEN,
     MAX_IMPORTANCE,
     MIN_IMPORTANCE,
     OBSERVATION,
@@ -33,7 +34,8 @@ from memstream.stream.stream import MemoryStream, NewMemory, new_memory
 from memstream.stream.timescope import TimeScope, time_scope
 
 __all__ = [
-    "DIALOGUE", "FALLBACK_IMPORTANCE", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN", "REFLECTION",
+    "DIALOGUE", "FALLBACK_IMPORTANCE", "HIDDEN", "MAX_IMPORTANCE", "MIN_IMPORTANCE", "OBSERVATION", "PLAN",
+    "REFLECTION",
     "THOUGHT", "Memory", "MemoryRecord", "MemoryStream", "MemoryText", "NewMemory", "Recall", "StreamMark", "TimeScope",
     "Weights", "add_rated", "check_file", "copy_stream", "import_items", "import_jsonl", "importance_stage", "minmax",
     "new_memory", "normalise_owner", "parse_importance", "rate_importance", "rate_poignancy", "rated", "read_jsonl",

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.designs import DESIGNS, RecentConfig, RecentDesign, entry, kept_designs, open_design
+from memstream.models import OfflineChatModel
 from memstream.sim import RunConfig, RunDir, RunFiles, load_scenario, resume_run, start_run
 from memstream.sim.agents import Whisper
 from memstream.sim.analysis import measures
@@ -79,24 +80,54 @@ def test_a_run_on_a_design_stopped_and_resumed_equals_the_unbroken_run(tmp_path:
     assert design_rows(tmp_path / "part") == design_rows(tmp_path / "whole")
 
 
-def _party(tmp_path: Path, design: str) -> list[int]:
-    """Who knows of Isabella's party, hour by hour, in a shrunk valentine (8 agents, 8 hours, only her whisper)."""
+FACT = "Valentine's Day party"
+
+
+@pytest.fixture(scope="module")
+def party(tmp_path_factory) -> dict[str, Path]:
+    """A shrunk valentine (8 agents, 8 hours, only Isabella's whisper), on the stream and on the floor."""
     scenario = load_scenario("valentine")
     told = scenario.whispers[0]
-    out = tmp_path / design
-    start_run(RunConfig(town=scenario.town, agents=8, start=scenario.start, hours=8, embedder="hash",
-                        design=design), out, progress=False,
-              whispers=[Whisper(id=1, agent=told.agent, text=told.text, at=scenario.start)])
-    return [h["knowers"] for h in measures.diffusion(RunDir.open(out), "Valentine's Day party")["by_hour"]]
+    runs = {}
+    for design in (STREAM_DESIGN, "recent"):
+        runs[design] = out = tmp_path_factory.mktemp(design) / "run"
+        start_run(RunConfig(town=scenario.town, agents=8, start=scenario.start, hours=8, embedder="hash",
+                            design=design), out, progress=False,
+                  whispers=[Whisper(id=1, agent=told.agent, text=told.text, at=scenario.start)])
+    return runs
 
 
 @pytest.mark.slow
-def test_the_floor_knows_less_of_a_told_event_than_the_stream_hour_by_hour(tmp_path: Path) -> None:
-    """Recalling only its last few records, Isabella's news is gone from her mind before she meets anyone."""
-    stream, floor = _party(tmp_path, STREAM_DESIGN), _party(tmp_path, "recent")
-    assert len(stream) == len(floor) == 9
-    assert all(s >= f for s, f in zip(stream, floor, strict=True))
-    assert stream[-1] > floor[-1]
+def test_the_floor_knows_less_of_a_told_event_than_the_stream_hour_by_hour(party: dict[str, Path]) -> None:
+    """Recalling only its last few records, Isabella's news is gone from her mind before she meets anyone: she
+    heard it (the record says so) and does not know it (her memory, asked, does not give it back)."""
+    with RunDir.open(party[STREAM_DESIGN]) as s, RunDir.open(party["recent"]) as f:
+        stream, floor = measures.diffusion(s, FACT)["by_hour"], measures.diffusion(f, FACT)["by_hour"]
+    assert len(stream) == len(floor) == 9  # the floor's memory asked at every hour, as the stream's
+    knew = [(a["knowers"], b["knowers"]) for a, b in zip(stream, floor, strict=True)]
+    assert all(a >= b for a, b in knew) and knew[-1][0] > knew[-1][1]
+    assert all(h["knowers"] <= h["heard"] for h in stream + floor)
+    assert floor[-1]["heard"] > floor[-1]["knowers"]  # heard, and forgot
+
+
+@pytest.mark.slow
+def test_what_an_agent_knows_is_asked_of_its_design_what_happened_is_read_from_the_record(
+        party: dict[str, Path]) -> None:
+    with RunDir.open(party[STREAM_DESIGN]) as s, RunDir.open(party["recent"]) as f:
+        asked = {name: measures.diffusion_by_interview(run, FACT, OfflineChatModel()) for name, run in
+                 ((STREAM_DESIGN, s), ("recent", f))}
+        assert asked["recent"]["knowers"] < asked[STREAM_DESIGN]["knowers"]
+        assert not asked["recent"]["hallucinated"] and not asked["recent"]["missed"]  # checked against the design
+        window = (s.config.start + timedelta(hours=7), s.end)
+        came = {name: measures.attendance(run, "Hobbs Cafe", *window, FACT) for name, run in
+                ((STREAM_DESIGN, s), ("recent", f))}
+        assert len(came["recent"]["knew"]) < len(came[STREAM_DESIGN]["knew"])  # knowing: the memory, at --from
+        assert set(came["recent"]["present"]) | set(came[STREAM_DESIGN]["present"])  # who came: the event log
+        net = measures.network(f)
+        assert net["density_end"] <= net["density_end_heard"] and net["by_hour"][-1]["heard"] > 0
+        # a design's memory is kept at every simulated hour (recall points), its fork points stay the kept ones
+        assert len(f.checkpoints.recall_points()) == 9 and len(f.checkpoints.times()) < 9
+        assert s.checkpoints.recall_points() == {}
 
 
 @pytest.mark.parametrize("args, says", [

@@ -34,7 +34,7 @@ from memstream.designs.store.state_import import ImportedState, import_state, st
 from memstream.designs.store.store import DesignStore
 from memstream.errors import MemstreamError
 from memstream.models import ChatModel, Embedder
-from memstream.stream.memory import HIDDEN
+from memstream.stream import HIDDEN
 
 
 @contextmanager

@@ -125,6 +125,12 @@ class DesignMemory(MemoryStream):
             if entries:
                 self.design.write(o, entries)
 
+    def settle_design(self) -> None:
+        """What is queued written, and the design store left as a process resuming from a copy of it goes on
+        (:meth:`~memstream.designs.store.BoundDesign.settle`): before a checkpoint copies it."""
+        self.commit_design()
+        self.design.settle()
+
     def consolidate_design(self, owner: str, now: datetime) -> int:
         """The design's own upkeep for ``owner`` (a summary, sleep-time work, compaction): records it wrote."""
         self.commit_design(owner)

@@ -150,9 +150,12 @@ def test_resuming_with_a_design_or_forking_into_bad_settings_is_refused(tmp_path
     out = tmp_path / "run"
     start_run(config(design="recent", hours=1, agents=2), out, progress=False)
     before = contents(out)
-    assert main(["run", "--resume", str(out), "--design", "full"]) == 2
-    assert "keeps the memory design it started with" in capsys.readouterr().err
-    for bad in (["--design", "nope"], ["--design", "full", "--design-config", "turns=3"]):
+    for again in (["--design", "full"], ["--design", "nope"], ["--design-config", "records=3"]):
+        assert main(["run", "--resume", str(out), *again]) == 2
+        err = capsys.readouterr().err
+        assert "keeps the memory design it started with" in err and len(err.strip().splitlines()) == 1
+    for bad in (["--design", "nope"], ["--design", "full", "--design-config", "turns=3"],
+                ["--design", "recent", "--design-config", "records=0"], ["--design-config", "bogus=1"]):
         assert main(["run", "--fork", str(out), *bad, "--out", str(tmp_path / "fork")]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert contents(out) == before and not (tmp_path / "fork").exists()
@@ -204,3 +207,60 @@ def test_a_design_does_its_upkeep_at_each_agents_bedtime_counted_in_the_metrics(
     beds = [r for r in RunDir.open(tmp_path / "run").town.residents
             if any(bedtime_in(r.sleep, start + timedelta(seconds=10 * i), 10) for i in range(1, 721))]
     assert beds and result.metrics["memory"]["consolidations"] == len(beds)
+
+
+# -- kill -9 at a random point, resumed: the unbroken run, byte for byte, on every design ----------------------
+
+KILL_AT = """
+import os, signal, sys
+from memstream.cli import main
+from memstream.models import OfflineChatModel
+
+at, calls, original = int(sys.argv[1]), [0], OfflineChatModel._generate
+
+def killed(self, *args):
+    calls[0] += 1
+    if calls[0] == at:  # in the middle of whatever the town is doing: a step, a design's write, its upkeep
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, *args)
+
+OfflineChatModel._generate = killed
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def own_files(run: Path) -> dict[str, list[str]]:
+    """A design's own files beside its store (facts' database), each as the SQL that makes it again."""
+    out = {}
+    for path in RunFiles(run).design_files():
+        if path.name != DESIGN_STORE:
+            with closing(sqlite3.connect(path)) as db:
+                out[path.name] = list(db.iterdump())
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [d for d in kept_designs() if d != STREAM_DESIGN])
+def test_a_run_on_any_design_killed_at_a_random_point_resumes_to_the_unbroken_run(tmp_path: Path, name: str) -> None:
+    """A real kill -9 of `memstream run --design D` at a model call drawn at random (fixed per design, said on
+    failure), before or after its first checkpoint; resumed, it equals the uninterrupted run: the event log, the
+    record's rows, the design store's rows and the design's own files."""
+    import random
+    import subprocess
+    import sys
+    import zlib
+
+    hours, agents = 2, 3
+    whole = start_run(config(design=name, hours=hours, agents=agents, seed=2), tmp_path / "whole", progress=False)
+    at = random.Random(zlib.crc32(name.encode())).randint(1, whole.metrics["model_calls"] - 1)
+    out = tmp_path / "run"
+    argv = ["run", "--agents", str(agents), "--hours", str(hours), "--seed", "2", "--embedder", "hash",
+            "--start", START.isoformat(), "--design", name, "--out", str(out)]
+    killed = subprocess.run([sys.executable, "-c", KILL_AT, str(at), *argv], capture_output=True, text=True,
+                            timeout=300)
+    assert killed.returncode == -9, f"call {at}: {killed.stderr[-400:]}"
+    assert main(["run", "--resume", str(out)]) == 0
+    said = f"killed at model call {at} of {whole.metrics['model_calls']}"
+    assert contents(out) == contents(tmp_path / "whole"), said
+    assert design_rows(out) == design_rows(tmp_path / "whole"), said
+    assert own_files(out) == own_files(tmp_path / "whole"), said

@@ -217,6 +217,11 @@ class RunDir:
                 recall_tokens=self.config.recall_tokens)
         return stands, self._memories[store]
 
+    def memory_files(self) -> list[Path]:
+        """The files that hold the agents' memory (what it costs to keep): the stream file on the stream; on a
+        design its store and the design's own files (the stream file is then the run's record, as on every run)."""
+        return [self.files.stream] if self.config.design == STREAM_DESIGN else self.files.design_files()
+
     def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights,
                     chat: ChatModel | None = None) -> MemoryStream:
         """The agents' memory for the simulation to write (the caller closes it): the run's stream, or, for a run

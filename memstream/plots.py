@@ -410,6 +410,38 @@ def interview_scores(answers: Sequence[InterviewAnswer]) -> Figure:
     return fig
 
 
+def sweep_against(cells: Sequence[Cell], cost: str) -> Figure:
+    """Each measure of a sweep against one of its costs (``calls_per_agent_step``, ``tokens_per_agent_step``,
+    ``store_bytes_per_agent``, ``context_tokens_per_recall``), a point per grid cell (a design, say) with its 95%
+    intervals both ways, labelled by the cell's values: what a memory does against what it costs."""
+    keys = list(dict.fromkeys((name, key) for c in cells for name, ks in c["measures"].items() for key in ks))
+    if not keys:
+        raise MemstreamError("the sweep measured nothing; give its spec measures")
+    costs = sorted({k for c in cells for k in c.get("cost", {})})
+    if cost not in costs:
+        raise MemstreamError(f"the sweep's runs have no cost {cost!r}; one of: {', '.join(costs) or 'none (a sweep '}"
+                             + ("" if costs else "made before costs were kept: --resume it)"))
+    columns = min(3, len(keys))
+    rows = -(-len(keys) // columns)
+    fig = Figure(figsize=(4.2 * columns, 3.4 * rows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(rows, columns)).ravel()
+    labels = [", ".join(str(v) for v in c["params"].values()) or "base" for c in cells]
+    for ax, (name, key) in zip(axes, keys, strict=False):
+        for c, label in zip(cells, labels, strict=True):
+            x, y = c.get("cost", {}).get(cost), c["measures"].get(name, {}).get(key)
+            if not x or not y:
+                continue
+            ax.errorbar([x["mean"]], [y["mean"]], xerr=[[x["mean"] - x["ci95"][0]], [x["ci95"][1] - x["mean"]]],
+                        yerr=[[y["mean"] - y["ci95"][0]], [y["ci95"][1] - y["mean"]]], fmt="o", capsize=3,
+                        color="#4C72B0")
+            ax.annotate(label, (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.set_title(f"{name}: {key}", fontsize=9)
+        ax.set_xlabel(cost.replace("_", " "), fontsize=8)
+    for ax in axes[len(keys):]:
+        ax.set_visible(False)
+    return fig
+
+
 def sweep(cells: Sequence[Cell]) -> Figure:
     """Each measure of a sweep per grid cell: the mean over its replicates with a 95% interval."""
     keys = list(dict.fromkeys((name, key) for c in cells for name, ks in c["measures"].items() for key in ks))

@@ -62,8 +62,9 @@ class DesignMemory(MemoryStream):
     """A run's stream file as its record, and ``design`` as every agent's recall (see the module's doc)."""
 
     def __init__(self, path: str | Path, embedder: Embedder, *, weights: Weights, design: BoundDesign,
-                 recall_tokens: int = TOKENS_PER_RECALL, closing: ExitStack | None = None) -> None:
-        super().__init__(path, embedder, weights=weights)
+                 recall_tokens: int = TOKENS_PER_RECALL, closing: ExitStack | None = None,
+                 readonly: bool = False) -> None:
+        super().__init__(path, embedder, weights=weights, create=not readonly, readonly=readonly)
         self.design, self.recall_tokens = design, recall_tokens
         self._closing = closing or ExitStack()
         self._queued: dict[str, list[Entry]] = {}
@@ -93,6 +94,22 @@ class DesignMemory(MemoryStream):
             closing.close()
             raise
 
+    @classmethod
+    def read_only(cls, path: str | Path, embedder: Embedder, *, design: str, store: Path,
+                  recall_tokens: int = TOKENS_PER_RECALL) -> DesignMemory:
+        """The record at ``path`` and the design store at ``store`` (the run's, or a checkpoint's copy), opened to
+        ask what the agents recall and nothing more: no file is written (a measure, an interview, the view)."""
+        from memstream.designs import open_design
+
+        closing = ExitStack()
+        try:
+            bound = closing.enter_context(open_design(design, store=store, embedder=embedder, read_only=True))
+            return cls(path, embedder, weights=Weights(), design=bound, recall_tokens=recall_tokens,
+                       closing=closing, readonly=True)
+        except BaseException:
+            closing.close()
+            raise
+
     # -- writes ---------------------------------------------------------------------------------
 
     def write(self, item: NewMemory) -> int:
@@ -107,6 +124,12 @@ class DesignMemory(MemoryStream):
             entries = self._queued.pop(o, None)
             if entries:
                 self.design.write(o, entries)
+
+    def settle_design(self) -> None:
+        """What is queued written, and the design store left as a process resuming from a copy of it goes on
+        (:meth:`~memstream.designs.store.BoundDesign.settle`): before a checkpoint copies it."""
+        self.commit_design()
+        self.design.settle()
 
     def consolidate_design(self, owner: str, now: datetime) -> int:
         """The design's own upkeep for ``owner`` (a summary, sleep-time work, compaction): records it wrote."""

@@ -6,7 +6,7 @@ a Ray task's boundary as plain data.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from memstream.files import JsonObject
 
@@ -21,6 +21,7 @@ class RunResult(TypedDict):
     params: JsonObject
     measures: Measured
     metrics: dict[str, float]
+    cost: NotRequired[dict[str, float]]
 
 
 class FailedRun(TypedDict):
@@ -46,6 +47,7 @@ class Cell(TypedDict):
     params: JsonObject
     runs: list[str]
     measures: dict[str, dict[str, Interval]]
+    cost: NotRequired[dict[str, Interval]]
 
 
 class SweepSummary(TypedDict):

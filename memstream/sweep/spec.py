@@ -29,7 +29,7 @@ from memstream.weight_text import WeightTextError, named_weights
 
 #: The options of ``memstream run`` a sweep may set, in its base or its grid.
 RUN_OPTIONS = ("agents", "hours", "seed", "scenario", "ablate", "weights", "llm", "start", "town", "embedder",
-               "step_seconds", "timeout", "concurrency", "keep_every")
+               "step_seconds", "timeout", "concurrency", "keep_every", "design", "design_config", "recall_tokens")
 MEASURE_NAMES = ("diffusion", "network", "attendance")
 #: Runs a sweep may make unless ``--max-runs`` says more: a grid is a cross product, and a typo in it
 #: (a long list, one more option) multiplies the runs; a million runs would take this machine years.

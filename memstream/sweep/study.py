@@ -13,10 +13,12 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import statistics
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -69,7 +71,40 @@ def run_one(out: str, spec_json: str, params: JsonObject, driver: tuple[str, int
         metrics = run.records.metrics() or {}
     return {"run": folder.name, "params": params, "measures": measure(folder, spec),
             "metrics": {k: v for k, v in metrics.items()
-                        if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")}}
+                        if k in ("wall_s", "model_calls", "agent_steps", "memories", "calls_per_agent_step")},
+            "cost": cost(folder)}
+
+
+def cost(folder: Path) -> dict[str, float]:
+    """What a run's memory cost, per agent-step and per agent, for a design to be weighed against what it did:
+    model calls and tokens (prompt and completion, every purpose) per agent-step, the tokens of context a recall
+    was given (a design's contexts; on the stream, not metered: left out) and the bytes its memory's store holds
+    per agent (the stream file on the stream, the design store and its own files on a design; SQLite's pages in
+    use, so a rewind's free pages are not counted)."""
+    with RunDir.open(folder) as run:
+        metrics = run.records.metrics() or {}
+        steps = max(1, int(metrics.get("agent_steps", 0)))
+        tokens = sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0)
+                     for u in (metrics.get("usage") or {}).values() if isinstance(u, dict))
+        stores = run.memory_files()
+        out = {"calls_per_agent_step": round(int(metrics.get("model_calls", 0)) / steps, 6),
+               "tokens_per_agent_step": round(tokens / steps, 3),
+               "store_bytes_per_agent": round(sum(_bytes_held(p) for p in stores) / max(1, len(run.agents)))}
+        per_context = (metrics.get("memory") or {}).get("tokens_per_context")
+        if isinstance(per_context, (int, float)):
+            out["context_tokens_per_recall"] = float(per_context)
+        return out
+
+
+def _bytes_held(path: Path) -> int:
+    """The bytes ``path`` holds: a SQLite file's pages in use (its write-ahead log folded in), another's size."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            (pages,), (free,), (size,) = (db.execute(f"PRAGMA {p}").fetchone()
+                                          for p in ("page_count", "freelist_count", "page_size"))
+            return (int(pages) - int(free)) * int(size)
+    except sqlite3.DatabaseError:
+        return path.stat().st_size
 
 
 def _watch(driver: tuple[str, int] | None) -> None:
@@ -116,7 +151,8 @@ def measure(folder: Path, spec: SweepSpec) -> Measured:
             name, o = next(iter(m.items()))
             if name == "diffusion":
                 spread = measures.diffusion(run, o["fact"])
-                out[f"diffusion: {o['fact']}"] = {"final_share": spread["final_share"]}
+                out[f"diffusion: {o['fact']}"] = {"final_share": spread["final_share"],
+                                                  "final_heard": spread["final_heard"]}
             elif name == "network":
                 known = measures.network(run)
                 out["network"] = {"density_start": known["density_start"], "density_end": known["density_end"]}
@@ -144,17 +180,24 @@ def interval(values: list[float]) -> Interval:
 
 def aggregate(spec: SweepSpec, runs: list[RunResult]) -> list[Cell]:
     """One object per grid cell (runs that differ only in the replicate option): params, runs, measures."""
-    cells: dict[str, tuple[JsonObject, list[str], dict[str, dict[str, list[float]]]]] = {}
+    cells: dict[str, tuple[JsonObject, list[str], dict[str, dict[str, list[float]]], dict[str, list[float]]]] = {}
     for r in runs:
         params = {k: v for k, v in r["params"].items() if k != spec.replicate}
-        _, names, values = cells.setdefault(json.dumps(params, sort_keys=True), (params, [], {}))
+        _, names, values, costs = cells.setdefault(json.dumps(params, sort_keys=True), (params, [], {}, {}))
         names.append(r["run"])
         for name, numbers in r["measures"].items():
             for key, value in numbers.items():
                 values.setdefault(name, {}).setdefault(key, []).append(value)
-    return [{"params": params, "runs": names,
-             "measures": {name: {k: interval(v) for k, v in keys.items()} for name, keys in values.items()}}
-            for params, names, values in cells.values()]
+        for key, value in r.get("cost", {}).items():
+            costs.setdefault(key, []).append(value)
+    out: list[Cell] = []
+    for params, names, values, costs in cells.values():
+        cell: Cell = {"params": params, "runs": names,
+                      "measures": {name: {k: interval(v) for k, v in keys.items()} for name, keys in values.items()}}
+        if costs:
+            cell["cost"] = {k: interval(v) for k, v in costs.items()}
+        out.append(cell)
+    return out
 
 
 def _ray() -> ModuleType:

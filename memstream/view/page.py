@@ -162,7 +162,7 @@ def page_data(run: RunDir, fact: str | None = None) -> dict[str, Any]:
                       for m in everything if m.kind == "plan" and isinstance(m.metadata.get("plan"), dict)])
     knows = {}
     if fact:
-        knows = {agent_of[a]: round(ms[0].created_at.timestamp() - t0) for a, ms in measures.knowers(run, fact).items()
+        knows = {agent_of[a]: round(at.timestamp() - t0) for a, at in measures.first_known(run, fact).items()
                  if a in agent_of}
     return {"run": run.path.name, "town": run.town.name, "start": run.config.start.isoformat(),
             "end": end, "offset_min": _offset_minutes(run.config.start),

@@ -3,7 +3,8 @@
 Why a server: ranking an agent's memories for a typed query needs the query's embedding by the
 run's own embedder (MiniLM), which a page cannot carry; precomputing every query is impossible.
 So the page is served with ``/recall?agent=NAME&q=TEXT&t=TIME`` beside it, answered by the
-paper's score over the run's stream at that simulated time, read-only (recall does not touch).
+paper's score over the run's stream at that simulated time, read-only (recall does not touch); on a run on
+another design, by that design's context as it stood then (its memories in the design's order, no scores).
 ``TIME`` is seconds into the run (what the page sends) or an ISO time with its zone
 (``2023-02-13T08:30:00-08:00``); anything else is one 400 naming the value.
 
@@ -70,8 +71,12 @@ def recall(run: RunDir, agent: str, query: str, seconds: float, k: int = TOP_K) 
     if not query.strip():
         raise MemstreamError("type a query")
     at = run.config.start + timedelta(seconds=seconds_into(run, seconds))
-    recalls = run.stream.retrieve(agent, query, now=at, k=k, touch=False)
-    w = run.stream.weights
+    found = run.memory_at(at)  # what the agent recalled then: the stream, or its design's context (no scores)
+    if found is None:
+        return []
+    stands, memory = found
+    recalls = memory.retrieve(agent, query, now=stands, k=k, touch=False)
+    w = memory.weights
     return [{"id": r.memory.id, "kind": r.memory.kind, "text": r.memory.text, "score": round(r.score, 4),
              "recency": round(w.recency * r.recency, 4), "importance": round(w.importance * r.importance, 4),
              "relevance": round(w.relevance * r.relevance, 4)} for r in recalls]

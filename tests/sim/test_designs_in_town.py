@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from memstream.cli import main
 from memstream.designs import DESIGNS, RecentConfig, RecentDesign, entry, kept_designs, open_design
+from memstream.models import OfflineChatModel
 from memstream.sim import RunConfig, RunDir, RunFiles, load_scenario, resume_run, start_run
 from memstream.sim.agents import Whisper
 from memstream.sim.analysis import measures
@@ -79,24 +80,54 @@ def test_a_run_on_a_design_stopped_and_resumed_equals_the_unbroken_run(tmp_path:
     assert design_rows(tmp_path / "part") == design_rows(tmp_path / "whole")
 
 
-def _party(tmp_path: Path, design: str) -> list[int]:
-    """Who knows of Isabella's party, hour by hour, in a shrunk valentine (8 agents, 8 hours, only her whisper)."""
+FACT = "Valentine's Day party"
+
+
+@pytest.fixture(scope="module")
+def party(tmp_path_factory) -> dict[str, Path]:
+    """A shrunk valentine (8 agents, 8 hours, only Isabella's whisper), on the stream and on the floor."""
     scenario = load_scenario("valentine")
     told = scenario.whispers[0]
-    out = tmp_path / design
-    start_run(RunConfig(town=scenario.town, agents=8, start=scenario.start, hours=8, embedder="hash",
-                        design=design), out, progress=False,
-              whispers=[Whisper(id=1, agent=told.agent, text=told.text, at=scenario.start)])
-    return [h["knowers"] for h in measures.diffusion(RunDir.open(out), "Valentine's Day party")["by_hour"]]
+    runs = {}
+    for design in (STREAM_DESIGN, "recent"):
+        runs[design] = out = tmp_path_factory.mktemp(design) / "run"
+        start_run(RunConfig(town=scenario.town, agents=8, start=scenario.start, hours=8, embedder="hash",
+                            design=design), out, progress=False,
+                  whispers=[Whisper(id=1, agent=told.agent, text=told.text, at=scenario.start)])
+    return runs
 
 
 @pytest.mark.slow
-def test_the_floor_knows_less_of_a_told_event_than_the_stream_hour_by_hour(tmp_path: Path) -> None:
-    """Recalling only its last few records, Isabella's news is gone from her mind before she meets anyone."""
-    stream, floor = _party(tmp_path, STREAM_DESIGN), _party(tmp_path, "recent")
-    assert len(stream) == len(floor) == 9
-    assert all(s >= f for s, f in zip(stream, floor, strict=True))
-    assert stream[-1] > floor[-1]
+def test_the_floor_knows_less_of_a_told_event_than_the_stream_hour_by_hour(party: dict[str, Path]) -> None:
+    """Recalling only its last few records, Isabella's news is gone from her mind before she meets anyone: she
+    heard it (the record says so) and does not know it (her memory, asked, does not give it back)."""
+    with RunDir.open(party[STREAM_DESIGN]) as s, RunDir.open(party["recent"]) as f:
+        stream, floor = measures.diffusion(s, FACT)["by_hour"], measures.diffusion(f, FACT)["by_hour"]
+    assert len(stream) == len(floor) == 9  # the floor's memory asked at every hour, as the stream's
+    knew = [(a["knowers"], b["knowers"]) for a, b in zip(stream, floor, strict=True)]
+    assert all(a >= b for a, b in knew) and knew[-1][0] > knew[-1][1]
+    assert all(h["knowers"] <= h["heard"] for h in stream + floor)
+    assert floor[-1]["heard"] > floor[-1]["knowers"]  # heard, and forgot
+
+
+@pytest.mark.slow
+def test_what_an_agent_knows_is_asked_of_its_design_what_happened_is_read_from_the_record(
+        party: dict[str, Path]) -> None:
+    with RunDir.open(party[STREAM_DESIGN]) as s, RunDir.open(party["recent"]) as f:
+        asked = {name: measures.diffusion_by_interview(run, FACT, OfflineChatModel()) for name, run in
+                 ((STREAM_DESIGN, s), ("recent", f))}
+        assert asked["recent"]["knowers"] < asked[STREAM_DESIGN]["knowers"]
+        assert not asked["recent"]["hallucinated"] and not asked["recent"]["missed"]  # checked against the design
+        window = (s.config.start + timedelta(hours=7), s.end)
+        came = {name: measures.attendance(run, "Hobbs Cafe", *window, FACT) for name, run in
+                ((STREAM_DESIGN, s), ("recent", f))}
+        assert len(came["recent"]["knew"]) < len(came[STREAM_DESIGN]["knew"])  # knowing: the memory, at --from
+        assert set(came["recent"]["present"]) | set(came[STREAM_DESIGN]["present"])  # who came: the event log
+        net = measures.network(f)
+        assert net["density_end"] <= net["density_end_heard"] and net["by_hour"][-1]["heard"] > 0
+        # a design's memory is kept at every simulated hour (recall points), its fork points stay the kept ones
+        assert len(f.checkpoints.recall_points()) == 9 and len(f.checkpoints.times()) < 9
+        assert s.checkpoints.recall_points() == {}
 
 
 @pytest.mark.parametrize("args, says", [
@@ -119,9 +150,12 @@ def test_resuming_with_a_design_or_forking_into_bad_settings_is_refused(tmp_path
     out = tmp_path / "run"
     start_run(config(design="recent", hours=1, agents=2), out, progress=False)
     before = contents(out)
-    assert main(["run", "--resume", str(out), "--design", "full"]) == 2
-    assert "keeps the memory design it started with" in capsys.readouterr().err
-    for bad in (["--design", "nope"], ["--design", "full", "--design-config", "turns=3"]):
+    for again in (["--design", "full"], ["--design", "nope"], ["--design-config", "records=3"]):
+        assert main(["run", "--resume", str(out), *again]) == 2
+        err = capsys.readouterr().err
+        assert "keeps the memory design it started with" in err and len(err.strip().splitlines()) == 1
+    for bad in (["--design", "nope"], ["--design", "full", "--design-config", "turns=3"],
+                ["--design", "recent", "--design-config", "records=0"], ["--design-config", "bogus=1"]):
         assert main(["run", "--fork", str(out), *bad, "--out", str(tmp_path / "fork")]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
     assert contents(out) == before and not (tmp_path / "fork").exists()
@@ -173,3 +207,60 @@ def test_a_design_does_its_upkeep_at_each_agents_bedtime_counted_in_the_metrics(
     beds = [r for r in RunDir.open(tmp_path / "run").town.residents
             if any(bedtime_in(r.sleep, start + timedelta(seconds=10 * i), 10) for i in range(1, 721))]
     assert beds and result.metrics["memory"]["consolidations"] == len(beds)
+
+
+# -- kill -9 at a random point, resumed: the unbroken run, byte for byte, on every design ----------------------
+
+KILL_AT = """
+import os, signal, sys
+from memstream.cli import main
+from memstream.models import OfflineChatModel
+
+at, calls, original = int(sys.argv[1]), [0], OfflineChatModel._generate
+
+def killed(self, *args):
+    calls[0] += 1
+    if calls[0] == at:  # in the middle of whatever the town is doing: a step, a design's write, its upkeep
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, *args)
+
+OfflineChatModel._generate = killed
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+def own_files(run: Path) -> dict[str, list[str]]:
+    """A design's own files beside its store (facts' database), each as the SQL that makes it again."""
+    out = {}
+    for path in RunFiles(run).design_files():
+        if path.name != DESIGN_STORE:
+            with closing(sqlite3.connect(path)) as db:
+                out[path.name] = list(db.iterdump())
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [d for d in kept_designs() if d != STREAM_DESIGN])
+def test_a_run_on_any_design_killed_at_a_random_point_resumes_to_the_unbroken_run(tmp_path: Path, name: str) -> None:
+    """A real kill -9 of `memstream run --design D` at a model call drawn at random (fixed per design, said on
+    failure), before or after its first checkpoint; resumed, it equals the uninterrupted run: the event log, the
+    record's rows, the design store's rows and the design's own files."""
+    import random
+    import subprocess
+    import sys
+    import zlib
+
+    hours, agents = 2, 3
+    whole = start_run(config(design=name, hours=hours, agents=agents, seed=2), tmp_path / "whole", progress=False)
+    at = random.Random(zlib.crc32(name.encode())).randint(1, whole.metrics["model_calls"] - 1)
+    out = tmp_path / "run"
+    argv = ["run", "--agents", str(agents), "--hours", str(hours), "--seed", "2", "--embedder", "hash",
+            "--start", START.isoformat(), "--design", name, "--out", str(out)]
+    killed = subprocess.run([sys.executable, "-c", KILL_AT, str(at), *argv], capture_output=True, text=True,
+                            timeout=300)
+    assert killed.returncode == -9, f"call {at}: {killed.stderr[-400:]}"
+    assert main(["run", "--resume", str(out)]) == 0
+    said = f"killed at model call {at} of {whole.metrics['model_calls']}"
+    assert contents(out) == contents(tmp_path / "whole"), said
+    assert design_rows(out) == design_rows(tmp_path / "whole"), said
+    assert own_files(out) == own_files(tmp_path / "whole"), said

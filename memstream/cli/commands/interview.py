@@ -58,8 +58,12 @@ def cmd_interview(args: argparse.Namespace) -> int:
                                           concurrency=args.concurrency or config.concurrency), read_only=reads_only)
     answers: list[Answer] = []
     with run:
-        stream = run.stream
-        now = stream.latest_time(args.agent)
+        found = run.memory_at()  # what the agent recalls: the stream, or its design's context
+        if found is None:
+            raise MemstreamError(f"{run.path} holds no memory of {args.agent} to ask yet; run it for a simulated "
+                                 "hour first")
+        stands, stream = found
+        now = min(stands, stream.latest_time(args.agent))
         if battery:
             answers = run_direct(battery_stage(stream, [resident], battery, {args.agent: now}, k=args.k), chat)
         else:

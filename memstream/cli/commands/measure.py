@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
         json_flag(q)
         q.add_argument("--plot", metavar="FILE", help="draw the results (.png or .svg)")
         if name == "diffusion":
-            q.add_argument("--fact", required=True, help="a phrase; a memory mentions it if it has all its words")
+            q.add_argument("--fact", required=True, help="a phrase; a memory mentions it if it has all its words (an "
+                           "agent knows it if its memory, asked on it, gives such a memory back)")
         if name in ("diffusion", "network"):
             q.add_argument("--by-hour", action="store_true",
                            help="also print the count (knowers, or pairs and density) at every simulated hour")
@@ -127,6 +128,8 @@ def _diffusion_line(r: Diffusion) -> str:
     first, asked = r["by_hour"][0], r.get("by_interview")
     return (f"{Path(r['run']).name}: {first['knowers']}/{r['agents']} ({first['share']:.0%}) knew at the start, "
             f"{r['by_hour'][-1]['knowers']}/{r['agents']} ({r['final_share']:.0%}) at the end"
+            + (f" ({round(r['final_heard'] * r['agents'])} had heard it)" if r['final_heard'] > r['final_share']
+               else "")
             + (f"; asked, {asked['knowers']} said they knew ({len(asked['hallucinated'])} without a memory "
                f"of it, {len(asked['missed'])} forgot)" if asked else ""))
 

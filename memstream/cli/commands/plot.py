@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> dict[str, Callable[[argparse.Na
     plot_parser("weights", "how the top-k changes as the weights vary", query=True)
     sw = plots.add_parser("sweep", help="each measure per grid cell, with its 95%% interval, from memstream sweep")
     sw.add_argument("src", help="the sweep's folder")
+    sw.add_argument("--against", metavar="COST", help="draw each measure against a cost per cell (a design, say): "
+                    "calls_per_agent_step, tokens_per_agent_step, store_bytes_per_agent or context_tokens_per_recall")
     output_flag(sw, required=True, help="the plot file, .png or .svg")
     rec = plots.add_parser("recall", help="recall@k per retriever from memstream eval --json FILE output")
     rec.add_argument("eval_json")
@@ -70,7 +72,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if args.plot == "sweep":
         cells = _rows(Path(args.src) / "results.json", "sweep results (results.json)", "measures",
                       f"{args.src}/results.json", "memstream sweep output", empty_ok=True)
-        print(f"wrote {plots.save(plots.sweep(cells), out)}")
+        fig = plots.sweep_against(cells, args.against) if args.against else plots.sweep(cells)
+        print(f"wrote {plots.save(fig, out)}")
         return 0
     if args.plot == "scenarios":
         rows = _rows(Path(args.eval_json), "eval scenarios --json output", "per_turn", str(Path(args.eval_json)),

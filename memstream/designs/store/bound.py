@@ -106,6 +106,11 @@ class RowsDesign:
 
     def close(self) -> None:
         """Give back the ids this process reserved and did not use (the store stays open: its opener closes it)."""
+        self.settle()
+
+    def settle(self) -> None:
+        """Give back the ids reserved and not used, so the store's counter is the next id this process takes (a
+        copy taken now, resumed by another process, goes on with the same ids as this one)."""
         if not self.store.read_only:
             with suppress(MemstreamError):  # the store is busy or full: the ids stay reserved, a gap, nothing worse
                 self.ids.give_back()
@@ -471,6 +476,8 @@ class HeldDesign(Protocol):
 
     def forget(self, owner: str) -> int: ...
 
+    def settle(self) -> None: ...
+
 
 class BoundDesign:
     """A design bound to its store (what :func:`~memstream.designs.store.open_design` gives): the calls of
@@ -508,6 +515,12 @@ class BoundDesign:
 
     def context(self, owner: str, query: str, now: datetime, budget_tokens: int) -> Context:
         return self.held.context(owner, query, now, budget_tokens)
+
+    def settle(self) -> None:
+        """The store left as another process would go on from it: the ids reserved and not used given back (a
+        run's checkpoint copies the store after this, so a run resumed from it takes the ids the unbroken one
+        does)."""
+        self.held.settle()
 
     def owners(self) -> list[str]:
         return self.held.owners()

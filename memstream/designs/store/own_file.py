@@ -59,6 +59,9 @@ class OwnFileDesign:
     def close(self) -> None:
         self.file.close()
 
+    def settle(self) -> None:
+        """Nothing to give back: the file keeps its own ids."""
+
     # -- reading --------------------------------------------------------------------------------
 
     def _owner(self, owner: str) -> tuple[str, str]:

@@ -1,17 +1,28 @@
-"""What emerges in a run, measured as the paper measured Smallville, model-free from the run's streams
-and event log: information diffusion (who knows a fact, hour by hour), relationship formation (who
+"""What emerges in a run, measured as the paper measured Smallville, model-free from the run's memory, its
+record and its event log: information diffusion (who knows a fact, hour by hour), relationship formation (who
 knows whom) and coordination (who was at a place during an event, among those who knew of it).
 
+Two sources, kept apart. What *happened* is read from the record (the event log, and the stream file of what
+each agent took in): who was where (attendance's ``present``), who planned what (``planned``: the plan the
+agent made that day), who *heard* a fact or a name (``heard``). What an agent *knows* is asked of the run's
+memory (:meth:`~memstream.sim.run.rundir.RunDir.memory_at`: the stream, or on ``--design D`` the design's
+context), as a stage of the town would ask it: a recall on the fact (or the other's name) of :data:`KNOWS_K`
+memories (on a design, a context of ``KNOWS_K`` × the run's ``recall_tokens`` tokens), and the agent knows if
+what comes back states it. So diffusion's knowers, the network's pairs, attendance's ``knew`` and the
+interviews read the memory; an agent who heard the news and forgot it has ``heard`` it and does not know it.
+On a design the memory is asked as it stood at each of the run's recall points (every simulated hour, where
+the run stopped); on the stream at any time.
+
 Every count comes with the memory ids it rests on, so a reader can audit it against the stream
-(``memstream recall``/``replay``). "Knowing" here is having a memory that mentions the fact or the
-person. The paper asked the agents instead; the ``*_by_interview`` measures do that with a chat
-model, and check each answer against the memories (a "yes" no memory supports is hallucinated).
+(``memstream recall``/``replay``). The paper asked the agents instead; the ``*_by_interview`` measures do that
+with a chat model, and check each answer against what the memory holds (a "yes" it does not hold is
+hallucinated).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 
 from memstream.errors import MemstreamError
@@ -33,10 +44,14 @@ from memstream.sim.analysis.results import (
 )
 from memstream.sim.run.rundir import RunDir
 from memstream.sim.talk.interview import battery_stage, judge_stage, knows_stage
-from memstream.stream import Memory
+from memstream.stream import Memory, MemoryStream
 
 #: Memory ids listed per agent as evidence (the first ones; the count is complete).
 EVIDENCE_IDS = 5
+#: The memories an agent is asked to recall when a measure asks whether it knows something (a fact, a person):
+#: the stream's top ``KNOWS_K``, a design's context of ``KNOWS_K`` x the run's ``recall_tokens`` tokens (as an
+#: interview asks, :func:`memstream.sim.talk.interview.knows_stage`).
+KNOWS_K = 10
 
 
 def memories(run: RunDir) -> Iterator[tuple[str, Memory]]:
@@ -95,16 +110,47 @@ def states(text: str, pattern: re.Pattern[str], denied: bool) -> bool:
     return any(pattern.match(part) and bool(NEGATION.search(part)) == denied for part in _SENTENCE_BREAK.split(text))
 
 
-def knowers(run: RunDir, fact: str) -> dict[str, list[Memory]]:
-    """Each agent's memories that state ``fact`` (as it is stated: a denial is another fact), oldest first
-    (agents with none are left out)."""
+def _stating(fact: str) -> Callable[[str], bool]:
     pattern = mentions(fact_terms(fact))
     denied = bool(NEGATION.search(fact))
+    return lambda text: bool(pattern.match(text)) and states(text, pattern, denied)
+
+
+def knowers(run: RunDir, fact: str) -> dict[str, list[Memory]]:
+    """Who *heard* ``fact``: each agent's memories in the record that state it (as it is stated: a denial is
+    another fact), oldest first (agents with none are left out). What an agent took in, not what it recalls
+    (:func:`knowing`)."""
+    says = _stating(fact)
     found: dict[str, list[Memory]] = {}
     for agent, m in memories(run):
-        if pattern.match(m.text) and states(m.text, pattern, denied):
+        if says(m.text):
             found.setdefault(agent, []).append(m)
     return found
+
+
+def recalled(run: RunDir, requests: Sequence[tuple[str, str]], at: datetime
+             ) -> tuple[datetime, list[list[Memory]]] | None:
+    """Each ``(agent, query)`` recalled of the run's memory as it stood at ``at`` (:data:`KNOWS_K` memories, or a
+    design's context of as many), and the time the memory stood at; None if the run holds no memory of then."""
+    found = run.memory_at(at)
+    if found is None:
+        return None
+    stands, memory = found
+    asked = [(a, q) for a, q in requests if memory.has(a)]
+    recalls = iter(memory.retrieve_many(asked, now=stands, k=KNOWS_K, touch=False) if asked else [])
+    return stands, [[r.memory for r in next(recalls)] if memory.has(a) else [] for a, _ in requests]
+
+
+def knowing(run: RunDir, fact: str, at: datetime | None = None) -> dict[str, list[Memory]] | None:
+    """Who *knows* ``fact`` at ``at`` (default: the run's end): each agent whose memory, asked on the fact, gives
+    back memories stating it (those, oldest first); None if the run holds no memory of then."""
+    says = _stating(fact)
+    asked = recalled(run, [(a, fact) for a in run.agents], run.end if at is None else at)
+    if asked is None:
+        return None
+    out = {a: sorted((m for m in ms if says(m.text)), key=lambda m: (m.created_at, m.id))
+           for a, ms in zip(run.agents, asked[1], strict=True)}
+    return {a: ms for a, ms in out.items() if ms}
 
 
 def _hours(run: RunDir) -> list[datetime]:
@@ -120,52 +166,111 @@ def _evidence(memories: list[Memory]) -> list[int]:
 
 
 def diffusion(run: RunDir, fact: str) -> Diffusion:
-    """The share of agents with a memory of ``fact``, at the start and every simulated hour."""
-    found = knowers(run, fact)
+    """The share of agents who know ``fact`` (their memory, asked on it, gives it back: :func:`knowing`), at the
+    start and every simulated hour the run's memory can be asked at, and beside it how many had *heard* it by
+    then (the record: :func:`knowers`). An agent may know at one hour and not the next: it forgot."""
+    heard = knowers(run, fact)
     n = len(run.agents)
     by_hour: list[KnownAt] = []
+    last: dict[str, list[Memory]] = {}
     for t in _hours(run):
-        knowing = sorted(a for a, ms in found.items() if ms[0].created_at <= t)
-        by_hour.append({"time": t.isoformat(), "knowers": len(knowing), "share": round(len(knowing) / n, 4),
-                        "agents": knowing})
+        found = knowing(run, fact, t)
+        if found is None:  # no memory of then (a fork's shared past on another design)
+            continue
+        last = found
+        knew = sorted(found)
+        by_hour.append({"time": t.isoformat(), "knowers": len(knew), "share": round(len(knew) / n, 4),
+                        "agents": knew, "heard": sum(1 for ms in heard.values() if ms[0].created_at <= t)})
     return {"run": str(run.path), "fact": fact, "agents": n, "by_hour": by_hour,
-            "final_share": by_hour[-1]["share"], "evidence": {a: _evidence(ms) for a, ms in sorted(found.items())}}
+            "final_share": by_hour[-1]["share"] if by_hour else 0.0,
+            "final_heard": round(len(heard) / n, 4),
+            "evidence": {a: _evidence(ms) for a, ms in sorted(last.items())}}
+
+
+def _names(run: RunDir) -> re.Pattern[str] | None:
+    names = run.agents
+    if not names:
+        return None
+    return re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+
+
+def _naming(pattern: re.Pattern[str], agent: str, m: Memory) -> set[str]:
+    """The other agents ``agent``'s memory ``m`` names in full (a place memory names a building, "Adam Smith's
+    house", not an acquaintance)."""
+    return set() if "place" in m.metadata else set(pattern.findall(m.text)) - {agent}
+
+
+def first_known(run: RunDir, fact: str) -> dict[str, datetime]:
+    """When each agent who came to know ``fact`` first did: at the first hour its memory gave the fact back, the
+    time of the oldest memory it gave back stating it (an agent may forget it later: :func:`diffusion` says)."""
+    first: dict[str, datetime] = {}
+    for t in _hours(run):
+        for a, ms in (knowing(run, fact, t) or {}).items():
+            first.setdefault(a, ms[0].created_at)
+    return first
 
 
 def _acquaintances(run: RunDir) -> dict[tuple[str, str], Memory]:
-    """(who, whom) -> the first memory of ``who`` that names ``whom`` in full."""
-    names = run.agents
-    if not names:
-        return {}
-    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\b")
+    """(who, whom) -> the first memory of ``who`` in the record that names ``whom`` in full (who *heard of* whom)."""
+    pattern = _names(run)
     first: dict[tuple[str, str], Memory] = {}
+    if pattern is None:
+        return first
     for agent, m in memories(run):
-        if "place" in m.metadata:  # a place memory names a building ("Adam Smith's house"), not an acquaintance
-            continue
-        for whom in set(pattern.findall(m.text)) - {agent}:
+        for whom in _naming(pattern, agent, m):
             pair = (agent, whom)
             if pair not in first or m.created_at < first[pair].created_at:
                 first[pair] = m
     return first
 
 
+def acquainted(run: RunDir, at: datetime | None = None) -> dict[tuple[str, str], Memory] | None:
+    """(who, whom) -> a memory naming ``whom`` that ``who``'s memory gives back when asked on ``whom``'s name at
+    ``at`` (default: the run's end): who *knows* whom then; None if the run holds no memory of then."""
+    pattern = _names(run)
+    if pattern is None:
+        return {}
+    pairs = [(a, b) for a in run.agents for b in run.agents if a != b]
+    asked = recalled(run, pairs, run.end if at is None else at)
+    if asked is None:
+        return None
+    found: dict[tuple[str, str], Memory] = {}
+    for (a, b), ms in zip(pairs, asked[1], strict=True):
+        naming = [m for m in ms if b in _naming(pattern, a, m)]
+        if naming:
+            found[(a, b)] = min(naming, key=lambda m: (m.created_at, m.id))
+    return found
+
+
 def network(run: RunDir) -> Network:
-    """Who knows whom at the start and the end: an undirected edge where one agent has a memory
-    naming the other; density = edges / pairs, as the paper's η = 2|E| / (|V|(|V|-1))."""
-    known = _acquaintances(run)
+    """Who knows whom at the start and the end: an undirected edge where one agent's memory, asked on the
+    other's name, gives back a memory naming them (:func:`acquainted`); density = edges / pairs, as the paper's
+    η = 2|E| / (|V|(|V|-1)). Each hour also says how many pairs had *heard of* each other by then (the record)."""
+    heard = _acquaintances(run)
     n = len(run.agents)
     pairs = n * (n - 1) / 2 or 1
 
-    def edges(at: datetime) -> list[list[str]]:
-        return sorted({tuple(sorted(p)) for p, m in known.items() if m.created_at <= at})  # type: ignore[misc]
+    def undirected(known: dict[tuple[str, str], Memory]) -> list[tuple[str, str]]:
+        return sorted({(min(p), max(p)) for p in known})
 
-    start, end = edges(run.config.start), edges(run.end)
-    by_hour: list[DensityAt] = [{"time": t.isoformat(), "pairs": len(e), "density": round(len(e) / pairs, 4)}
-                                for t in _hours(run) for e in [edges(t)]]
+    by_hour: list[DensityAt] = []
+    first: dict[tuple[str, str], Memory] | None = None
+    last: dict[tuple[str, str], Memory] = {}
+    for t in _hours(run):
+        known = acquainted(run, t)
+        if known is None:
+            continue
+        first = known if first is None else first
+        last = known
+        e = undirected(known)
+        by_hour.append({"time": t.isoformat(), "pairs": len(e), "density": round(len(e) / pairs, 4),
+                        "heard": len(undirected({p: m for p, m in heard.items() if m.created_at <= t}))})
+    start, end = undirected(first or {}), undirected(last)
     return {"run": str(run.path), "agents": n, "density_start": round(len(start) / pairs, 4),
             "density_end": round(len(end) / pairs, 4), "edges_start": [list(e) for e in start],
             "edges_end": [list(e) for e in end], "by_hour": by_hour,
-            "evidence": {f"{a} -> {b}": m.id for (a, b), m in sorted(known.items())}}
+            "density_end_heard": round(len(undirected(heard)) / pairs, 4),
+            "evidence": {f"{a} -> {b}": m.id for (a, b), m in sorted(last.items())}}
 
 
 def resolve_place(run: RunDir, place: str) -> str:
@@ -219,8 +324,9 @@ def planned(run: RunDir, place: str, start: datetime, end: datetime) -> dict[str
 
 
 def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_fact: str | None = None) -> Attendance:
-    """Who was at ``place`` during [start, end), who had planned to be (an appointment in a day plan),
-    and among them who knew ``invited_fact`` beforehand."""
+    """Who was at ``place`` during [start, end) and who had planned to be (an appointment in a day plan): what
+    happened, from the record; and among them who knew ``invited_fact`` at ``start`` (the memory, as it stood
+    then: :func:`knowing`)."""
     place = resolve_place(run, place)
     check_time(run, start, "--from")
     check_time(run, end, "--to")
@@ -232,7 +338,7 @@ def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_
                            "present": sorted(present), "arrived": present, "planned": sorted(meant),
                            "planned_and_came": len(set(meant) & set(present)), "plan_evidence": meant}
     if invited_fact:
-        knew = {a: ms for a, ms in knowers(run, invited_fact).items() if ms[0].created_at < start}
+        knew = knowing(run, invited_fact, start) or {}
         out |= {"invited_fact": invited_fact, "knew": sorted(knew),
                 "attended_and_knew": len(set(present) & set(knew)),
                 "evidence": {a: _evidence(ms) for a, ms in sorted(knew.items())}}
@@ -241,16 +347,24 @@ def attendance(run: RunDir, place: str, start: datetime, end: datetime, invited_
 
 # -- the same, by interview (the paper's way), checked against the memories -----------------------
 
-def _ends(run: RunDir) -> dict[str, datetime]:
-    return {a: run.end for a in run.agents}
+def _memory(run: RunDir) -> tuple[MemoryStream, dict[str, datetime]]:
+    """The run's memory at its end (what interviews ask: the design's context on a design) and when each agent
+    is asked."""
+    found = run.memory_at(run.end)
+    if found is None:
+        raise MemstreamError(f"{run.path} holds no memory of its agents at its end to ask; run it for a simulated "
+                             "hour first")
+    stands, memory = found
+    return memory, {a: stands for a in run.agents}
 
 
 def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> DiffusionAsked:
     """Every agent asked at the run's end whether it knows of ``fact``; a "yes" without a memory that
     mentions it is flagged as hallucinated, a "no" despite one as missed."""
     residents = list(run.town.residents)
-    said = run_direct(knows_stage(run.stream, residents, fact, _ends(run)), chat)
-    remembered = set(knowers(run, fact))
+    memory, ends = _memory(run)
+    said = run_direct(knows_stage(memory, residents, fact, ends, k=KNOWS_K), chat)
+    remembered = set(knowing(run, fact) or {})
     yes = sorted(a for a, (k, _) in said.items() if k is not None and k.knows)
     n = len(residents)
     return {"time": run.end.isoformat(), "knowers": len(yes), "share": round(len(yes) / n, 4), "agents": yes,
@@ -263,10 +377,11 @@ def diffusion_by_interview(run: RunDir, fact: str, chat: ChatModel) -> Diffusion
 def network_by_interview(run: RunDir, chat: ChatModel) -> NetworkAsked:
     """Every agent asked at the run's end whether it knows each other agent (n(n-1) questions)."""
     residents = list(run.town.residents)
-    stages = [knows_stage(run.stream, [r for r in residents if r.name != other.name], other.name, _ends(run))
+    memory, ends = _memory(run)
+    stages = [knows_stage(memory, [r for r in residents if r.name != other.name], other.name, ends, k=KNOWS_K)
               for other in residents]
     answers = run_direct(concurrently(stages), chat)
-    named = set(_acquaintances(run))
+    named = set(acquainted(run) or {})
     said = {(who, other.name) for other, by in zip(residents, answers, strict=True)
             for who, (k, _) in by.items() if k is not None and k.knows}
     edges = sorted({tuple(sorted(p)) for p in said})
@@ -279,7 +394,8 @@ def interviews(run: RunDir, battery: dict[str, list[str]], chat: ChatModel, judg
                *, k: int = 10) -> list[InterviewAnswer]:
     """The battery put to every agent at the run's end (scored by ``judge`` if given)."""
     residents = list(run.town.residents)
-    answers = run_direct(battery_stage(run.stream, residents, battery, _ends(run), k=k), chat)
+    memory, ends = _memory(run)
+    answers = run_direct(battery_stage(memory, residents, battery, ends, k=k), chat)
     if judge is not None:
-        answers = run_direct(judge_stage(run.stream, {r.name: r for r in residents}, answers), judge)
+        answers = run_direct(judge_stage(memory, {r.name: r for r in residents}, answers), judge)
     return [{"run": str(run.path), **a.to_dict()} for a in answers]

@@ -21,12 +21,14 @@ class KnownPlaces(TypedDict):
 
 
 class KnownAt(TypedDict):
-    """Who had a memory of the fact at one moment (the start, each simulated hour, the end)."""
+    """Who knew the fact at one moment (the start, each simulated hour, the end): their memory gave it back when
+    asked; and how many had heard it by then (the record)."""
 
     time: str
     knowers: int
     share: float
     agents: list[str]
+    heard: NotRequired[int]
 
 
 class KnowsAnswer(TypedDict):
@@ -54,6 +56,7 @@ class Diffusion(TypedDict):
     agents: int
     by_hour: list[KnownAt]
     final_share: float
+    final_heard: float
     evidence: dict[str, list[int]]
     by_interview: NotRequired[DiffusionAsked]
 
@@ -68,11 +71,13 @@ class NetworkAsked(TypedDict):
 
 
 class DensityAt(TypedDict):
-    """Who knows whom at one simulated hour: how many pairs, and their density."""
+    """Who knows whom at one simulated hour: how many pairs, their density, and how many pairs had heard of each
+    other by then (the record)."""
 
     time: str
     pairs: int
     density: float
+    heard: int
 
 
 class Network(TypedDict):
@@ -85,6 +90,7 @@ class Network(TypedDict):
     edges_start: list[list[str]]
     edges_end: list[list[str]]
     by_hour: list[DensityAt]
+    density_end_heard: float
     evidence: dict[str, int]
     by_interview: NotRequired[NetworkAsked]
 

@@ -11,7 +11,11 @@ points.
 
 A run on a design other than the stream also keeps a copy of its design store (and of the design's own file
 beside it) in each checkpoint: a design's memory is not append-only (summaries, profiles and facts are
-rewritten), so only a copy puts it back as it was.
+rewritten), so only a copy puts it back as it was. When such a checkpoint is pruned, its folder is stripped to
+that copy rather than removed (its ``state.json`` first, so it is no fork point from then on): a *recall point*,
+the design's memory as it stood at that simulated hour, which the measures ask what an agent remembered then
+(:meth:`Checkpoints.recall_points`; the stream needs none: it is append-only, and a recall at an hour leaves out
+what came after). Its cost is a design store per simulated hour, said in docs/experiments.md.
 """
 
 from __future__ import annotations
@@ -153,7 +157,20 @@ class Checkpoints:
         write_atomic(latest, name)
         for old in root.iterdir():
             if old.is_dir() and old.name != name and not self._kept(old.name):
-                shutil.rmtree(old, ignore_errors=True)
+                if _POINT.fullmatch(old.name) and any(old.glob(f"{DESIGN_STORE}*")):
+                    _strip_to_design(old)  # a recall point: the design's memory at that hour
+                else:
+                    shutil.rmtree(old, ignore_errors=True)
+
+    def recall_points(self) -> dict[datetime, Path]:
+        """Every simulated time the run holds its design store as it stood (a checkpoint's copy, kept or stripped
+        to it), oldest first: the copy there. None on the stream, whose own file is its memory at any time."""
+        if not self.root.is_dir():
+            return {}
+        found = {datetime.fromtimestamp(int(p.name[1:]), self.config.start.tzinfo): p / DESIGN_STORE
+                 for p in self.root.iterdir() if p.is_dir() and _POINT.fullmatch(p.name)
+                 and (p / DESIGN_STORE).is_file()}
+        return dict(sorted(found.items()))
 
     def adopt(self, point: Checkpoint) -> Path:
         """Make another run's checkpoint ``point`` this (new) run's latest, its wall clock its own: a fork. Its
@@ -192,6 +209,18 @@ class Checkpoints:
         except (OSError, ValueError, sqlite3.DatabaseError) as e:
             raise MemstreamError(f"checkpoint {point} is damaged ({str(e)[:80]}); {self._unresumable}") from None
         return Checkpoint(point, state, datetime.fromtimestamp(state["time"], self.config.start.tzinfo))
+
+
+def _strip_to_design(folder: Path) -> None:
+    """A pruned checkpoint's folder left holding only its design store copy: its state first (no longer a fork
+    point, so a strip cut short leaves no half checkpoint to resume or fork from)."""
+    (folder / STATE).unlink(missing_ok=True)
+    for entry in folder.iterdir():
+        if not entry.name.startswith(DESIGN_STORE):
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
 
 def _backup(source: Path, copy: Path) -> None:

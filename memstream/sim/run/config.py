@@ -9,7 +9,7 @@ and whispers delivered to a running run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
@@ -79,6 +79,15 @@ class RunConfig(BaseModel):
         if value != FORMAT:
             raise ValueError(f"format {value!r} is not {FORMAT!r}")
         return value
+
+    @field_validator("start")
+    @classmethod
+    def _fixed_offset(cls, value: datetime) -> datetime:
+        """The start's zone as a fixed offset, however it was given (a ``timezone``, a zone by name, or read back
+        from ``config.json``): a run started in Python and resumed from its settings formats its times alike (a
+        design that writes ``%Z`` wrote "UTC-08:00" before a resume and "-08:00" after)."""
+        offset = value.utcoffset()
+        return value if offset is None else value.replace(tzinfo=timezone(offset))
 
     @field_validator("llm")
     @classmethod

@@ -52,6 +52,7 @@ class RunDir:
         self.files = RunFiles(path)
         self._lock = lock
         self._stream: MemoryStream | None = None
+        self._memories: dict[Path, DesignMemory] = {}
         writable = lock is not None
         self.checkpoints = Checkpoints(self.files, config, writable=writable)
         self.mailbox = Mailbox(self.files, config, town, self.stands_at, lock)
@@ -141,6 +142,9 @@ class RunDir:
             _remove_if_empty(self.path)
 
     def close(self) -> None:
+        for memory in self._memories.values():
+            memory.close()
+        self._memories.clear()
         if self._stream is not None:
             self._stream.close()
             self._stream = None
@@ -190,6 +194,33 @@ class RunDir:
                 raise MemstreamError(f"{self.path} has no {STREAM}; the run never started")
             self._stream = MemoryStream(self.files.stream, create=False, readonly=True)
         return self._stream
+
+    def memory_at(self, at: datetime | None = None) -> tuple[datetime, MemoryStream] | None:
+        """What the agents recall, read-only, as it stood at ``at`` (default: where the run ended), and the time it
+        stands at: what a measure, an interview or the view asks "what does this agent remember".
+
+        On the stream that is the stream itself at ``at`` (append-only: a recall at ``at`` leaves out what came
+        after). On another design it is the design store as the run's latest recall point at or before ``at``
+        held it (:meth:`~memstream.sim.run.checkpoints.Checkpoints.recall_points`: every simulated hour, and
+        where the run stopped), over the record; None before the first (a fork's past is its source's)."""
+        at = self.end if at is None else at
+        if self.config.design == STREAM_DESIGN:
+            return at, self.stream
+        points = [(t, p) for t, p in self.checkpoints.recall_points().items() if t <= at]
+        if not points:
+            return None
+        stands, store = points[-1]
+        if store not in self._memories:
+            self.stream  # noqa: B018 -- the record must be there (one clear line if the run never started)
+            self._memories[store] = DesignMemory.read_only(
+                self.files.stream, self.stream.embedder, design=self.config.design, store=store,
+                recall_tokens=self.config.recall_tokens)
+        return stands, self._memories[store]
+
+    def memory_files(self) -> list[Path]:
+        """The files that hold the agents' memory (what it costs to keep): the stream file on the stream; on a
+        design its store and the design's own files (the stream file is then the run's record, as on every run)."""
+        return [self.files.stream] if self.config.design == STREAM_DESIGN else self.files.design_files()
 
     def open_stream(self, embedder: Embedder | CachedEmbedder, weights: Weights,
                     chat: ChatModel | None = None) -> MemoryStream:

@@ -139,7 +139,7 @@ def _checkpoint(run: RunDir, sim: Simulation, chat: CachedChatModel, wall_s: flo
     fork's source had taken) are this run directory's own: a fork counts its own time and steps."""
     sim.events.flush()
     if isinstance(sim.stream, DesignMemory):  # what is queued for the design goes in before its store is copied
-        sim.stream.commit_design()            # (the seed memories; a step's are in at its end)
+        sim.stream.settle_design()            # (the seed memories; a step's are in at its end), its ids settled
     run.records.write_blocked([b.to_dict() for b in sim.checker.audit.blocked])
     run.checkpoints.write(sim.last_tick, lambda: {**sim.get_state(), "events_lines": sim.events.lines,
                                                  "usage": chat.usage.as_dict(), "rounds": chat.usage.rounds,

@@ -5,6 +5,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The tests spread over the machine's cores (at most 4), a file to a worker: `make test PARALLEL=` runs them in one.
+PARALLEL ?= -n auto --maxprocesses 4 --dist loadfile
 
 .PHONY: demo test test-fast lint typecheck docs docs-strict bench clean
 
@@ -21,7 +23,7 @@ demo: $(STAMP)
 
 # The lint and the type check first, then the docs' strict build, then every test.
 test: lint docs-strict
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q $(PARALLEL)
 
 # The docs site (mkdocs-material) into site/: open site/index.html. Executes every notebook (04 and 06
 # where ../shared/data or MEMSTREAM_DATA has LoCoMo).
@@ -36,7 +38,7 @@ docs-strict: $(STAMP)
 # The loop while working: under a minute on 2 cores; `make test` before a commit runs everything.
 test-fast: $(STAMP)
 	$(BIN)/ruff check memstream tests benchmarks notebooks
-	$(BIN)/python -m pytest -q -m "not slow and not browser and not real_data and not notebook"
+	$(BIN)/python -m pytest -q $(PARALLEL) -m "not slow and not browser and not real_data and not notebook"
 
 lint: typecheck
 	$(BIN)/ruff check memstream tests benchmarks notebooks

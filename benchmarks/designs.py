@@ -1,6 +1,6 @@
 """Memory designs over LoCoMo dev, offline: the whole pipeline's wall time, and context assembly per question.
 
-    python benchmarks/designs.py [PATH/locomo-dev.json] [--embedder minilm] [--budget 2000] [--json]
+    python benchmarks/designs.py [PATH/locomo-dev.json] [--embedder minilm] [--budget 2000] [--json] [--results [FILE]]
 
 For every design: ingest (write the conversations turn by turn, consolidating at session
 boundaries, with the offline rules for the designs' own calls), assemble a context for every
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -35,6 +36,9 @@ from memstream.eval.conversation import sessions
 from memstream.eval.prompts import ANSWER_PURPOSE, answer_messages
 from memstream.models import CachedEmbedder, OfflineChatModel, make_embedder, run_direct
 from memstream.models.request import Request
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 DEFAULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo-dev.json"
 
@@ -113,10 +117,15 @@ def main() -> None:
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument("--json", action="store_true")
+    add_results_flag(p, "designs")
     args = p.parse_args()
     faiss.omp_set_num_threads(1)
     with threadpool_limits(limits=1):
         result = run(Path(args.path), args.embedder, args.budget)
+    if args.results:
+        top = {k: result[k] for k in ("embedder", "budget", "questions", "total_s", "floor_ms")}
+        record(args.results, "designs", "Memory designs' speed over LoCoMo dev, offline",
+               [{**top, **r} for r in result["designs"]])
     if args.json:
         print(json.dumps(result, indent=2))
         return

@@ -9,8 +9,8 @@ the parser (read from a damaged or plain answer), retried, and lost (fell back);
 insights per reflection, strokes per plan, conversations started and what came of the offers, interview
 answers that repeat another question's, the longest activity.
 
-    python benchmarks/real_model.py --llm openai:MODEL [--record tests/fixtures/real] [--json]
-    python benchmarks/real_model.py --llm openai:MODEL --party --out runs/party [--server-log FILE] [--json]
+    python benchmarks/real_model.py --llm openai:MODEL [--record tests/fixtures/real] [--json] [--results [FILE]]
+    python benchmarks/real_model.py --llm openai:MODEL --party --out runs/party [--server-log FILE] [--json] [--results [FILE]]
 
 ``--party`` runs the shrunk party run instead (``benchmarks/party_run.py``: 4 agents, 12 simulated
 hours, Isabella whispered the party): does a local run get through, what each purpose cost, the
@@ -50,6 +50,7 @@ from memstream.stream import MemoryStream, rated
 from memstream.stream.jsonl import read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, path_for, record  # benchmarks/ is not a package
 
 STRICT: dict[str, type[BaseModel]] = {}
 
@@ -235,6 +236,11 @@ def report(chat: Recorder, log: dict[str, Any]) -> dict[str, Any]:
             "interviews": log["interviews"]}
 
 
+def _per_purpose(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report's figures per purpose, as a results file's rows (one per purpose)."""
+    return [{"purpose": purpose, **figures} for purpose, figures in result["purposes"].items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--llm", required=True, help="openai:MODEL (OPENAI_BASE_URL names the server)")
@@ -252,6 +258,7 @@ def main() -> None:
     parser.add_argument("--out", metavar="DIR", help="with --party: the run directory (resumed if it is there)")
     parser.add_argument("--server-log", metavar="FILE", help="with --party: llama-cpp-python's server log, for its "
                         "prefix-cache share (that server does not put it in its responses)")
+    add_results_flag(parser, "real_model")
     args = parser.parse_args()
     if args.party:
         from party_run import party_report
@@ -259,6 +266,9 @@ def main() -> None:
         out = Path(args.out or "runs/party")
         result = party_report(out, args.llm, timeout=args.timeout,
                               server_log=Path(args.server_log) if args.server_log else None)
+        if args.results:  # the party run's own file (default benchmarks/results/real_party.json)
+            path = path_for("real_party") if args.results == str(path_for("real_model")) else args.results
+            record(path, "real_party", "The party run on a real model, per purpose", _per_purpose(result))
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return
     STRICT.update(_strict_models())
@@ -292,6 +302,8 @@ def main() -> None:
               "wall_s": round(time.perf_counter() - started, 1)}
     if args.record:
         (Path(args.record) / "report.json").write_text(json.dumps(result, indent=2, ensure_ascii=False))
+    if args.results:
+        record(args.results, "real_model", "A real model's answers, per purpose", _per_purpose(result))
     if args.json:
         print(json.dumps(result, indent=2, ensure_ascii=False))
         return

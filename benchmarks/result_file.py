@@ -34,6 +34,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
+#: How a run's command starts: a benchmark, the CLI, or one of the repository's scripts (run from its root).
+COMMANDS = ("python benchmarks/", "memstream ", "python scripts/", "PYTHONPATH=. python scripts/")
 #: A figure: what the benchmarks print (numbers, names, flags; None for "not measured").
 Scalar = str | int | float | bool | None
 
@@ -67,8 +69,8 @@ class Run(BaseModel):
     @field_validator("command")
     @classmethod
     def _a_command_a_reader_can_run(cls, command: str) -> str:
-        if not command.startswith(("python benchmarks/", "memstream ")):
-            raise ValueError(f"{command!r}: a command starts with 'python benchmarks/' or 'memstream '")
+        if not command.startswith(COMMANDS):
+            raise ValueError(f"{command!r}: a command starts with {' or '.join(map(repr, COMMANDS))}")
         return command
 
 

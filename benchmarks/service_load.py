@@ -35,6 +35,9 @@ from pathlib import Path
 
 from memstream.client import MemoryClient
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
+
 ROOT = Path(__file__).resolve().parents[1]
 AT = "2026-05-01T10:00:00+00:00"
 
@@ -200,6 +203,7 @@ def main() -> None:
     p.add_argument("--postgres", default=os.environ.get("MEMSTREAM_TEST_POSTGRES"))
     p.add_argument("--quick", action="store_true", help="4 clients × 20 operations × 8 owners, SQLite")
     p.add_argument("--json", action="store_true")
+    add_results_flag(p, "service_load")
     args = p.parse_args()
     if args.quick:
         args.clients, args.ops, args.owners, args.backends = 4, 20, 8, "sqlite"
@@ -207,6 +211,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         for backend in [b.strip() for b in args.backends.split(",") if b.strip()]:
             rows.append(run(backend, args.clients, args.ops, args.owners, args.postgres, Path(work)))
+    if args.results:
+        record(args.results, "service_load", "The memory service under concurrent clients", rows)
     if args.json:
         print(json.dumps(rows, indent=1))
         return

@@ -4,7 +4,7 @@
 in sequence (each run alone on the machine, MiniLM on every core), then as ``memstream sweep``
 (each run a Ray task on one core, BLAS and ONNX pinned to one thread), Ray's start-up counted.
 
-    python benchmarks/sweep.py [--runs 4] [--hours 24] [--json]
+    python benchmarks/sweep.py [--runs 4] [--hours 24] [--json] [--results [FILE]]
 
 Target on 2 cores: sweep wall time <= 0.67 x the sequential time (a speed-up of 1.5).
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +24,9 @@ from memstream.sim import start_run
 from memstream.sweep import run_sweep
 from memstream.sweep.spec import SweepSpec, config_of
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -31,6 +35,7 @@ def main() -> None:
     parser.add_argument("--embedder", default="minilm", help="minilm (the default's) or hash (no model: the "
                         "engine alone)")
     parser.add_argument("--json", action="store_true")
+    add_results_flag(parser, "sweep")
     args = parser.parse_args()
     spec = SweepSpec(base={"hours": args.hours, "embedder": args.embedder}, grid={"seed": list(range(args.runs))},
                      measures=[{"network": {}}])
@@ -46,6 +51,8 @@ def main() -> None:
         swept = time.perf_counter() - started
     result = {"runs": args.runs, "hours": args.hours, "embedder": args.embedder, "sequential_s": round(sequential, 1),
               "sweep_s": round(swept, 1), "ratio": round(swept / sequential, 3)}
+    if args.results:
+        record(args.results, "sweep", "A sweep on Ray against the same runs in sequence", [result])
     if args.json:
         print(json.dumps(result))
     else:

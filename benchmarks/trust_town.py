@@ -6,7 +6,7 @@ repeat it. The same town and day is run under each gate setting; the accusation'
 ``memstream measure diffusion`` of its words (the share of agents with a memory mentioning it,
 hour by hour) and the cost is the gate's and critic's model calls per agent-step.
 
-    python benchmarks/trust_town.py [--hours 12] [--agents 25] [--embedder minilm] [--out DIR] [--json]
+    python benchmarks/trust_town.py [--hours 12] [--agents 25] [--embedder minilm] [--out DIR] [--json] [--results [FILE]]
 
 Settings: ``off`` (no gate, no critic), ``offline`` (the offline rules, answered at once: they cost
 no model call), ``offline, no critic``, and ``llm`` (the run's model answers the gate in the step's
@@ -24,11 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 from datetime import datetime
 from pathlib import Path
 
 from memstream.sim import RunConfig, RunDir, Whisper, fork_run, measures, start_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 START = datetime.fromisoformat("2023-02-13T06:00:00-08:00")
 AGENT = "Isabella Rodriguez"
@@ -55,6 +59,7 @@ def main() -> None:
     p.add_argument("--embedder", default="minilm")
     p.add_argument("--out", help="keep the runs here (default: a temporary folder)")
     p.add_argument("--json", action="store_true")
+    add_results_flag(p, "trust_town")
     p.add_argument("--only", help="run only these settings (comma list of their names)")
     args = p.parse_args()
     root = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="trust-town-"))
@@ -77,6 +82,10 @@ def main() -> None:
                      "knowers": spread["by_hour"][-1]["knowers"], "agents": spread["agents"],
                      "by_hour": [h["knowers"] for h in spread["by_hour"]], "gate": m["gate"],
                      "calls_per_agent_step": m["calls_per_agent_step"], "run": str(out)})
+    if args.results:
+        record(args.results, "trust_town", "A whispered instruction in the town, by gate setting",
+               [{**{k: v for k, v in r.items() if k not in ("by_hour", "run")},
+                 "by_hour": " ".join(map(str, r["by_hour"]))} for r in rows])
     if args.json:
         print(json.dumps(rows, indent=2))
         return

@@ -1,6 +1,6 @@
 """How long a run's page takes to make and to load in headless Chromium, how fast it plays, how big it is.
 
-    python benchmarks/view.py RUN [--seconds 5] [--json]
+    python benchmarks/view.py RUN [--seconds 5] [--json] [--results [FILE]]
 
 All times in the browser are the browser's own (``performance.now()``), in a 1,280 x 800 window:
 - *load*: from the navigation's start until the page's script has drawn the first frame and
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
 from collections import Counter
@@ -24,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from memstream.view import Browser, frame_rate, write_page
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from result_file import add_results_flag, record  # benchmarks/ is not a package
 
 #: Zoom steps (of 1.25) for the zoomed-in frame rate: close enough that most of a large town is out of view.
 ZOOM_STEPS = 8
@@ -66,8 +70,11 @@ def main() -> None:
     parser.add_argument("run")
     parser.add_argument("--seconds", type=float, default=5.0, help="seconds of play per frame-rate figure")
     parser.add_argument("--json", action="store_true")
+    add_results_flag(parser, "view")
     args = parser.parse_args()
     r = measure(args.run, args.seconds)
+    if args.results:
+        record(args.results, "view", "The served page: made, loaded and played in headless Chromium", [r])
     print(json.dumps(r) if args.json else
           f"{args.run}: {r['agents']} agents; page {r['page_mb']:.1f} MB made in {r['make_s']:.1f} s; "
           f"loads in {r['load_s']:.2f} s ({r['load_wall_s']:.2f} s from outside); plays at {r['fps_fitted']:.0f} fps fitted (script p95 "

@@ -13,6 +13,7 @@ without evidence (adversarial ones, abstention ones) are left out of scoring.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -218,6 +219,45 @@ def _rounds(session: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
         else:
             rounds[-1].append(turn)
     return rounds
+
+
+#: memstream's own small files in each benchmark's schema (memstream/examples/), written for the project: what
+#: the notebooks and a fresh clone run on when the real data is not there. Figures on them are not the benchmark's.
+SAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: Per benchmark: the dev file under the data folder, the sample beside the package, where the real data comes from.
+_BENCHMARKS = {
+    "locomo": ("LoCoMo", "locomo/locomo-dev.json", "locomo-sample.json",
+               "LoCoMo, Maharana et al. 2024, arXiv:2402.17753, the file data/locomo10.json of its repository"),
+    "longmemeval": ("LongMemEval", "longmemeval/longmemeval-s-dev.json", "longmemeval-sample.json",
+                    "LongMemEval, Wu et al. ICLR 2025, arXiv:2410.10813, its S setting"),
+}
+
+
+def data_file(benchmark: Literal["locomo", "longmemeval"], data: str | Path | None = None, *,
+              say: Callable[[str], object] | None = print) -> Path:
+    """The dev file of ``benchmark`` in the data folder, or memstream's own sample of it where that is missing.
+
+    ``data`` is the folder (``MEMSTREAM_DATA`` when None; ``../shared/data`` is the repository's convention),
+    holding ``locomo/locomo-dev.json`` and ``longmemeval/longmemeval-s-dev.json``. ``say`` gets one line naming
+    the file used and, for the sample, where the real data comes from.
+
+    >>> data_file("locomo", "/nowhere", say=None).name
+    'locomo-sample.json'
+    """
+    if benchmark not in _BENCHMARKS:
+        raise MemstreamError(f"benchmark {benchmark!r}: give one of {', '.join(_BENCHMARKS)}")
+    title, dev, sample, source = _BENCHMARKS[benchmark]
+    folder = Path(data) if data is not None else Path(os.environ["MEMSTREAM_DATA"]) if "MEMSTREAM_DATA" in os.environ \
+        else None
+    if folder is not None and (folder / dev).is_file():
+        if say:
+            say(f"{title}: {folder / dev}")
+        return folder / dev
+    if say:
+        where = f"no {folder / dev}" if folder is not None else "no data folder given (MEMSTREAM_DATA)"
+        say(f"{title}: {where}, so memstream's own small sample (memstream/examples/{sample}; its figures are not "
+            f"{title}'s). The real data: {source}; put it at DATA/{dev} and set MEMSTREAM_DATA=DATA.")
+    return SAMPLES / sample
 
 
 def sliced(dataset: Dataset, limit: int) -> Dataset:

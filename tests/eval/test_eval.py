@@ -9,7 +9,8 @@ import pytest
 
 from memstream.cli import main
 from memstream.errors import MemstreamError
-from memstream.eval import evaluate, load_locomo, load_longmemeval
+from memstream.eval import data_file, evaluate, load_locomo, load_longmemeval
+from memstream.eval.datasets import SAMPLES
 from memstream.eval.metrics import ndcg, recall_all, recall_any
 from memstream.models import HashEmbedder, OfflineChatModel
 from memstream.models.base import WINDOW_WORDS
@@ -206,3 +207,28 @@ def test_the_generative_retriever_is_the_streams_own_score(tmp_path: Path) -> No
             assert [r.score for r in got] == pytest.approx([score[r.memory.id - 1] for r in got], abs=1e-6)
             hits += sum(r.time for r in got)
     assert hits > 0  # some questions name a span that holds turns
+
+
+def test_the_shipped_samples_stand_in_for_the_data_and_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    said: list[str] = []
+    monkeypatch.delenv("MEMSTREAM_DATA", raising=False)
+    for benchmark, loader in (("locomo", load_locomo), ("longmemeval", load_longmemeval)):
+        path = data_file(benchmark, tmp_path, say=said.append)
+        assert path.parent == SAMPLES and path.is_file()
+        data = loader(path)
+        assert data.n_questions >= 3 and all(q.evidence for h in data.haystacks for q in h.questions)
+        assert data.skipped.total() == 1  # the one adversarial or abstention item, as in the real files
+    assert len(said) == 2 and all("memstream's own small sample" in s and "arXiv:" in s and "MEMSTREAM_DATA" in s
+                                  for s in said)
+    assert "LoCoMo" in said[0] and "LongMemEval" in said[1]
+    # Where the dev file is, it is the one used, from the folder given or from MEMSTREAM_DATA.
+    (tmp_path / "locomo").mkdir()
+    (tmp_path / "locomo" / "locomo-dev.json").write_text("[]")
+    said.clear()
+    assert data_file("locomo", tmp_path, say=said.append) == tmp_path / "locomo" / "locomo-dev.json"
+    monkeypatch.setenv("MEMSTREAM_DATA", str(tmp_path))
+    assert data_file("locomo", say=said.append) == tmp_path / "locomo" / "locomo-dev.json"
+    assert data_file("longmemeval", say=None).parent == SAMPLES
+    assert said == [f"LoCoMo: {tmp_path / 'locomo' / 'locomo-dev.json'}"] * 2
+    with pytest.raises(MemstreamError, match="locomo, longmemeval"):
+        data_file("lme", tmp_path)  # type: ignore[arg-type]

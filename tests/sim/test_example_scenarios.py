@@ -187,3 +187,37 @@ def test_a_visit_is_bounded_and_in_the_plan_the_command_line_writes(tmp_path: Pa
     lines = [json.loads(line) for line in (out / "events.jsonl").read_text().splitlines()]
     assert any(e["action"].startswith("calls on") for e in lines)
     assert datetime.fromisoformat(lines[-1]["time"]) <= run.config.start + timedelta(hours=5, minutes=1)
+
+
+def test_whom_news_concerns_is_read_from_the_town_never_the_one_whose_doings_it_tells() -> None:
+    from memstream.sim.agents.agent import Agent, Body, Social, Visit
+    from memstream.sim.talk.visits import concern
+
+    sc = scenario("cove_visit")
+    assert sc.town is not None
+    people = {r.name: Agent(r, Body(r.home)) for r in load_town(sc.town).residents}
+    oskar, anjali = people[OSKAR], people[ANJALI]
+    assert concern("the harbour masters are to meet the ferry", oskar) == (
+        ("Harbour Office", "Larch Row"), "the news names Oskar Lindqvist's occupation (harbour master)")
+    assert concern("a leak was found under the Quayside Chandlery", anjali) == (
+        ("Quayside Chandlery",), "the news names Quayside Chandlery, where Anjali Bose works")
+    assert concern("Felix Ambrose told Ruth Okonkwo that Oskar's boat has broken its mooring", oskar) is not None
+    assert concern("Oskar Lindqvist is retiring at midsummer", oskar) is None  # his own news
+    assert concern("Felix Ambrose told Ruth Okonkwo that Anjali Bose is selling the Quayside Chandlery",
+                   anjali) is None
+    assert concern("the ferry is late again", oskar) is None
+    social = Social(visits=[Visit(start=1.0, end=2.0, place="Harbour Office", persons=[OSKAR], news="x", memory=3)])
+    again = Social()
+    again.set_state(json.loads(json.dumps(social.get_state())))  # a checkpoint keeps the day's visits
+    assert again.visits == social.visits
+
+
+def test_a_visitor_tells_what_it_came_to_tell_first_the_listener_as_you() -> None:
+    from memstream.sim.talk import prompts
+    from memstream.sim.talk.offline import answer_turn
+
+    messages = prompts.turn_messages("Name: x", RUTH, OSKAR, "07:05", "Harbour Office", "", "- (nothing)",
+                                     "(nothing yet)", "Felix Ambrose told Ruth Okonkwo that Oskar Lindqvist's "
+                                     "mooring fees are going up")
+    line = json.loads(answer_turn(messages))["utterance"]
+    assert "your mooring fees are going up" in line and "Felix Ambrose told" not in line

@@ -9,7 +9,8 @@ model's day plan, not asked of the model), read from the agent's memories and th
   them replaced (:func:`memstream.offline_news.superseded`), not an event already over.
 - **whom it concerns**: another resident it names (by full name or first name), or whose home, workplace
   or occupation it names ("the bakery on the lane", "the postmen"); never the one whose own doings it
-  tells (it begins with their name, who told it aside: "Ann is opening a shop" is Ann's own news), nor
+  tells (it begins with their name, who told it aside: "Ann is opening a shop" is Ann's own news, "Ann's
+  boat has broken loose" is not), nor
   the one the agent heard it from, nor one it has told it already (:func:`memstream.sim.talk.offer.told`).
 - **where to find them**: for a home or workplace named, that place; for a name or an occupation, the
   workplace; in the hours the person's routine puts them there (a home with no routine hours there: the
@@ -73,9 +74,10 @@ def _words(phrase: str) -> re.Pattern[str]:
 
 
 def _subject(text: str, full: str, first: str) -> bool:
-    """Whether ``text`` (who told it aside) is of the person's own doings: it begins with their name."""
+    """Whether ``text`` (who told it aside) is of the person's own doings: it begins with their name (not
+    their name's "'s": "Ann's boat has broken loose" is news to Ann)."""
     said = _LABEL.sub("", _TOLD.sub("", text))
-    return said.startswith(full) or re.match(rf"{re.escape(first)}\b", said) is not None
+    return re.match(rf"(?:{re.escape(full)}|{re.escape(first)})\b(?!['’]s\b)", said) is not None
 
 
 def concern(text: str, other: Agent) -> tuple[tuple[str, ...], str] | None:

@@ -106,6 +106,7 @@ def test_the_wheel_holds_the_licence_the_types_marker_and_the_data(installed: In
     names = zipfile.ZipFile(installed.wheel).namelist()
     for expected in ("memstream/py.typed", "memstream/sim/data/smallville.yaml", "memstream/examples/isabella.jsonl",
                      "memstream/examples/locomo-sample.json", "memstream/examples/longmemeval-sample.json",
+                     "memstream/examples/kestrel_cove.yaml", "memstream/examples/cove_visit.yaml",
                      "memstream/models/data/minilm-tokenizer.json", "memstream/view/template.html"):
         assert expected in names
     licence = next(n for n in names if n.endswith(".dist-info/licenses/LICENSE"))

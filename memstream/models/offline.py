@@ -58,7 +58,8 @@ def _echo(messages: list[Message]) -> str:
 
 #: Bump when any offline rule changes: the call cache keys on the model's name, so a new
 #: version never replays answers the old rules gave.
-RULES_VERSION = 9  # 9: weight of news, news at a percentile of what one recalls, insights from one line
+#: 10: a visit's news told first; 9: weight of news, news at a percentile of what one recalls, insights from one line
+RULES_VERSION = 10
 
 
 class OfflineChatModel(ChatModel):

@@ -24,6 +24,7 @@ class StrokeRecord(TypedDict):
     minutes: NotRequired[int]
     cites: NotRequired[list[int]]
     reading: NotRequired[str]
+    why: NotRequired[str]
 
 
 class ActionRecord(TypedDict):
@@ -64,6 +65,7 @@ class Stroke:
     minutes: int | None = None
     cites: tuple[int, ...] = ()
     reading: str = ""  # how the cited memories' words were read as this time ("'after lunch' as 13:00 ...")
+    why: str = ""  # what the caller that added it says of it (a visit to tell news: whom, what, why them)
 
     @property
     def appointment(self) -> bool:
@@ -77,12 +79,14 @@ class Stroke:
             out["cites"] = list(self.cites)
         if self.reading:
             out["reading"] = self.reading
+        if self.why:
+            out["why"] = self.why
         return out
 
     @classmethod
     def from_dict(cls, data: StrokeRecord) -> Stroke:
         return cls(data["time"], data["activity"], data["location"], data.get("minutes"),
-                   tuple(data.get("cites", ())), data.get("reading", ""))
+                   tuple(data.get("cites", ())), data.get("reading", ""), data.get("why", ""))
 
 
 def appointment_span(stroke: Stroke, strokes: list[Stroke]) -> tuple[int, int]:

@@ -12,6 +12,7 @@ stays append-only; the past part of the plan is kept as it was).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -191,11 +192,14 @@ def _strokes(answer: list[StrokeIn], listed: list[Memory], home: str) -> list[St
 
 
 def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
-                   revision: int | None = None) -> Stage[DayPlan]:
+                   revision: int | None = None,
+                   add: Callable[[list[Stroke]], list[Stroke]] | None = None) -> Stage[DayPlan]:
     """Make ``identity``'s plan for the day that contains ``day`` and write it to the stream.
 
     The plan is shown what the agent remembers of plans and invitations; a stroke that rests on one
     is an appointment and the plan memory cites it (and ``revision``, the morning's revised situation).
+    ``add``: given the model's strokes, appointments the caller adds around them (a simulation's visits
+    to tell news), laid into the hours like the model's own.
     """
     now = require_aware(day, "day")
     day = start_of_day(now)
@@ -209,6 +213,8 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
             StrokeIn(time=identity.wake, activity=UNPLANNED, location=identity.home)]
     strokes = _strokes(answer, listed, identity.home)
+    if add is not None:
+        strokes = sorted(strokes + add(strokes), key=lambda s: s.time)
     plan = DayPlan(identity.name, day, strokes, (yield from _blocks(identity, day, strokes, day)))
     cites = tuple(dict.fromkeys(((revision,) if revision else ()) + tuple(c for s in strokes for c in s.cites)))
     written = yield from write_rated(stream, identity.name, plan.summary(), now,

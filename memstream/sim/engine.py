@@ -50,7 +50,7 @@ from memstream.sim.agents.poignancy import PoignancyTally
 from memstream.sim.agents.spatial import Spatial
 from memstream.sim.agents.whisper import Whisper
 from memstream.sim.events import EventLog
-from memstream.sim.talk.conversation import TALK_RULES, Conversations
+from memstream.sim.talk.conversation import TALK_RULES, VISITING_RULES, Conversations
 from memstream.sim.town.scene import Scene
 from memstream.sim.town.world import Resident, Town
 from memstream.stream import MemoryStream, importance_stage, new_memory
@@ -116,7 +116,8 @@ class Simulation:
         self.talk = Conversations(self.agents, stream, events, self.movement.occupants, self.ablate, seed,
                                   self.spatial, self.checker, talk_rules)
         self.acting = Acting(stream, events, self.movement, self.scene, self.talk.of, self.ablate, whispers,
-                             self.spatial, self.checker, self.poignancy)
+                             self.spatial, self.checker, self.poignancy,
+                             self.talk.plan_visits if talk_rules >= VISITING_RULES else None)
         self.env = simpy.Environment(initial_time=to_epoch(start))
         self.agent_steps = 0
         self._fallback = OfflineChatModel(seed)

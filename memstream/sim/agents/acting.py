@@ -16,9 +16,17 @@ from datetime import datetime
 
 from memstream.models import Stage, concurrently
 from memstream.offline_text import doing
-from memstream.planning import SLEEPING, decompose_stage, plan_day_stage, react_stage, revise_stage, routine_plan
+from memstream.planning import (
+    SLEEPING,
+    Stroke,
+    decompose_stage,
+    plan_day_stage,
+    react_stage,
+    revise_stage,
+    routine_plan,
+)
 from memstream.reflection import maybe_reflect_stage
-from memstream.sim.agents.agent import Agent, Conversation
+from memstream.sim.agents.agent import Agent, Conversation, Visit
 from memstream.sim.agents.movement import Movement
 from memstream.sim.agents.poignancy import PoignancyTally
 from memstream.sim.agents.spatial import Spatial
@@ -28,6 +36,9 @@ from memstream.sim.town.scene import Scene
 from memstream.stream import OBSERVATION, THOUGHT, MemoryStream, importance_stage, new_memory
 from memstream.trust import Checker
 
+#: What adds visits to an agent's day plan: given the agent, the time and the model's strokes, the visit strokes
+#: and the visits they are.
+Seek = Callable[[Agent, datetime, list[Stroke]], tuple[list[Stroke], list[Visit]]]
 #: A whispered memory's provenance, as the gate is told it and the memory records it.
 WHISPERED = "whispered"
 
@@ -41,7 +52,8 @@ class Acting:
     def __init__(self, stream: MemoryStream, events: EventLog, movement: Movement, scene: Scene,
                  conversation_of: Callable[[str], Conversation | None], ablate: frozenset[str],
                  whispers: Sequence[Whisper], spatial: Spatial, checker: Checker | None = None,
-                 poignancy: PoignancyTally | None = None) -> None:
+                 poignancy: PoignancyTally | None = None, seek: Seek | None = None) -> None:
+        self.seek = seek  # the visits to tell news an agent adds to its day plan (memstream.sim.talk.visits)
         self.stream, self.events, self.movement, self.scene, self.spatial = stream, events, movement, scene, spatial
         self.checker = checker or Checker.off()
         self.poignancy = poignancy if poignancy is not None else PoignancyTally()
@@ -103,8 +115,17 @@ class Acting:
             if revision:
                 mind.currently = revision.currently
                 self.events.log(now, a.name, f"is now: {revision.currently}", a.where)
+        a.social.visits = []
+        seek = self.seek
+
+        def visits(strokes: list[Stroke]) -> list[Stroke]:
+            assert seek is not None
+            added, a.social.visits = seek(a, now, strokes)
+            return added
+
         mind.plan = yield from plan_day_stage(self.stream, a.identity, now,
-                                              revision=revision.memory_id if revision else None)
+                                              revision=revision.memory_id if revision else None,
+                                              add=visits if seek is not None else None)
         self.events.log(now, a.name, "plans the day: " + "; ".join(s.activity for s in mind.plan.strokes), a.where)
 
     def act(self, a: Agent, now: datetime, awake: bool) -> Stage[None]:

@@ -26,6 +26,7 @@ class Conversation(Stateful):
     next_speaker: str = field(default="", metadata={"key": "next"})
     place: str = ""
     relationships: dict[str, str] = field(default_factory=dict)  # speaker -> its summary of the other, from memory
+    purpose: str = ""  # what the one who started it came to tell (a visit: memstream.sim.talk.visits), else ""
     ended: bool = field(default=False, metadata={"state": False})  # set while its memories are written
 
     def other(self, name: str) -> str:
@@ -88,6 +89,19 @@ class Offers(Stateful):
 
 
 @dataclass
+class Visit(Stateful):
+    """A visit of the day plan to tell ``persons`` at ``place`` the news ``news`` (memory ``memory``), in
+    ``[start, end)`` (epoch s); those told are taken off ``persons`` (:mod:`memstream.sim.talk.visits`)."""
+
+    start: float
+    end: float
+    place: str
+    persons: list[str]
+    news: str
+    memory: int = 0
+
+
+@dataclass
 class Social(Stateful):
     """Whom the agent may talk with and when, what it knows of its talks with each, and its offers
     (conversations'). A checkpoint from before ``last_talks`` and ``offers`` restores them empty."""
@@ -96,6 +110,7 @@ class Social(Stateful):
     next_chat_s: float = 0.0                                   # no conversation offered before this (epoch s)
     known: dict[str, Talked] = field(default_factory=dict, metadata={"key": "last_talks"})  # other -> last talk
     offers: Offers = field(default_factory=Offers)
+    visits: list[Visit] = field(default_factory=list)  # today's visits to tell news (a new plan, new visits)
 
     def talked(self, other: str, at: float, said: list[str], lines: int) -> Talked:
         """Note a conversation with ``other`` that ended at ``at``, in which the agent said ``said``."""

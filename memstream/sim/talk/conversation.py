@@ -23,9 +23,9 @@ from functools import partial
 from typing import Any
 
 from memstream.models import Request, Stage, concurrently
-from memstream.planning import react_stage
-from memstream.sim.agents.agent import SLEEPING, Agent, Conversation
-from memstream.sim.agents.spatial import Spatial
+from memstream.planning import Stroke, react_stage
+from memstream.sim.agents.agent import SLEEPING, Agent, Conversation, Visit
+from memstream.sim.agents.spatial import TOLD, Spatial
 from memstream.sim.events import EventLog
 from memstream.sim.talk import prompts
 from memstream.sim.talk.offer import concerned, offer_messages, untold
@@ -38,6 +38,7 @@ from memstream.sim.talk.parse import (
     parse_turn,
 )
 from memstream.sim.talk.recent import day_began
+from memstream.sim.talk.visits import due, plan_visits
 from memstream.stream import DIALOGUE, FALLBACK_IMPORTANCE, THOUGHT, MemoryStream, new_memory, parse_importance
 from memstream.trust import Checker
 
@@ -46,8 +47,11 @@ OFFER_COOLDOWN_S = 3600      # an agent considers starting a conversation at mos
 ABOUT_K = 50                 # memories retrieved about the other for the relationship (the reference's 50)
 TURN_K = 15                  # memories a speaker retrieves for each line (the reference's 15)
 #: The conversation rules a run follows (its config's ``talk_rules``): 1, as recorded before #40 (anyone here
-#: approached alike, no day's attention, a line retrieves on the other and the last line); 2, the rules below.
-TALK_RULES = 2
+#: approached alike, no day's attention, a line retrieves on the other and the last line); 2, the day's attention
+#: and the weights below, no visits; 3, also visits to tell news (:mod:`memstream.sim.talk.visits`).
+TALK_RULES = 3
+#: The rules from which an agent with news plans visits to the people it concerns.
+VISITING_RULES = 3
 #: Others an agent has attention for in a day (since it woke): past this many, it starts no conversation and
 #: is not approached. People talk with a handful of others a day, not with everyone they pass; so whom one
 #: has talked with grows day by day, in degrees.
@@ -96,8 +100,40 @@ class Conversations:
         if conversation and not conversation.ended:
             if conversation.next_speaker == a.name:
                 yield from self.speak(a, conversation, now)
-        elif awake and not conversation and not a.body.route and now.timestamp() >= a.social.next_chat_s:
-            yield from self.maybe_start(a, now)
+        elif awake and not conversation and not a.body.route:
+            visit = due(a, now) if self.rules >= VISITING_RULES else None
+            if visit is not None and (yield from self.call_on(a, visit, now)):
+                return
+            if now.timestamp() >= a.social.next_chat_s:
+                yield from self.maybe_start(a, now)
+
+    def plan_visits(self, a: Agent, now: datetime, strokes: list[Stroke]) -> tuple[list[Stroke], list[Visit]]:
+        """The visits ``a`` adds to its day plan to tell its news to those it concerns
+        (:func:`memstream.sim.talk.visits.plan_visits`); a place it did not know it now knows, as told (the
+        town knows where its people live and work)."""
+        added, visits = plan_visits(self.stream, a, self.agents, now, strokes,
+                                    lambda place: self.spatial.map.resolve(place, ""))
+        for visit in visits:
+            self.spatial.learn(a, visit.place, TOLD, now)
+        return added, visits
+
+    def call_on(self, a: Agent, visit: Visit, now: datetime) -> Stage[bool]:
+        """``a`` is at the place of a visit in its hours: it opens a conversation with the first of those it came
+        to tell who is here and free (no offer asked: it came to talk), within both sides' day of attention."""
+        t = now.timestamp()
+        if attention_spent(a, now):
+            return False
+        here = set(self.occupants(a.body.location))
+        free = [n for n in visit.persons if n in here and n not in self.by_agent and a.social.cooldown.get(n, 0.0) <= t
+                and self.agents[n].mind.activity != SLEEPING and not attention_spent(self.agents[n], now)]
+        if not free:
+            return False
+        other = self.agents[free[0]]
+        visit.persons.remove(other.name)
+        a.social.next_chat_s = t + OFFER_COOLDOWN_S
+        self.events.log(now, a.name, f"calls on {other.name} to tell: {visit.news[:80]}", a.body.location)
+        yield from self._open(a, other, now, visit.news)
+        return True
 
     def maybe_start(self, a: Agent, now: datetime) -> Stage[None]:
         """Offer a conversation to one of the willing agents here (drawn by the run's seed), if the model says
@@ -125,7 +161,11 @@ class Conversations:
         if not (talk and not busy):
             a.social.cooldown[other.name] = t + OFFER_COOLDOWN_S
             return
-        conv = Conversation(a.name, other.name, [], a.name, a.body.location)
+        yield from self._open(a, other, now)
+
+    def _open(self, a: Agent, other: Agent, now: datetime, purpose: str = "") -> Stage[None]:
+        """The conversation of ``a`` with ``other`` begins: each side sums up what it knows of the other."""
+        conv = Conversation(a.name, other.name, [], a.name, a.body.location, purpose=purpose)
         self.by_agent[a.name] = self.by_agent[other.name] = conv
         self.events.log(now, a.name, f"starts a conversation with {other.name}", a.body.location)
         sides = [conv.a, conv.b]
@@ -154,12 +194,14 @@ class Conversations:
         other = conv.other(a.name)
         # what it has to tell the other is recalled on its own words: on the other's name alone, an agent's own
         # freshest news ranks below everything older that names the other
-        queries = [other] + ([conv.turns[-1][1]] if conv.turns else []) + (
+        came = [conv.purpose] if conv.purpose and a.name == conv.a else []  # what it came to tell (a visit)
+        queries = [other] + came + ([conv.turns[-1][1]] if conv.turns else []) + (
             untold(self.stream, a, other, now) if self.rules >= 2 else [])
         messages = prompts.turn_messages(a.identity.describe(), a.name, other, f"{now:%H:%M}", conv.place,
                                          conv.relationships.get(a.name, ""), self._recalled(a.name, queries, now,
                                                                                             TURN_K),
-                                         prompts.dialogue_lines(conv.turns))
+                                         prompts.dialogue_lines(conv.turns),
+                                         conv.purpose if a.name == conv.a else "")
         turn = (yield Request(prompts.TURN_PURPOSE, messages, partial(parse_turn, name=a.name))) or Turn(
             utterance="...", end=True)
         repeated = any(said == turn.utterance for _, said in conv.turns)  # going round in circles: it is over

@@ -2,6 +2,8 @@
 
 - It starts a conversation with someone its listed memories mention by name.
 - A relationship is what its memories say: whom it knows and how, how often they have talked.
+- A speaker who came to tell something (a visit: :mod:`memstream.sim.talk.visits`) tells it first, whatever
+  its weight, the listener named as "you".
 - Each speaker passes on, in its own words (first person for itself, the fact without who told it
   for news heard), up to two items of news (:func:`_news`: by importance, less staleness, novel
   to the listener: not said to it before nor heard from it, not about it), then says goodbye
@@ -183,8 +185,10 @@ def answer_turn(messages: list[Message]) -> str:
     told = [text for kind, _, text in _MEMORY.findall(content)  # what the two said to each other before
             if kind == "dialogue" and text.startswith(f"Conversation with {other}:")] + [dialogue]
     worth = news_worth(content)
-    news = next((in_my_words(t, name) for value, t in _news(content, name, other)
-                 if value >= worth and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
+    came = _came_to_tell(content, name, other)
+    news = came if came and not any(came.rstrip(".") in said for said in told) else next(
+        (in_my_words(t, name) for value, t in _news(content, name, other)
+         if value >= worth and not any(in_my_words(t, name).rstrip(".") in said for said in told)), None)
     first = other.split()[0]
     mine = len(turns[len(turns) % 2::2]) if turns else 0  # lines this side has said already
     heard = bool(turns) and _HEAR.lower() in turns[-1].lower()
@@ -196,6 +200,17 @@ def answer_turn(messages: list[Message]) -> str:
     opener = f"Hi {first}! " if not turns else "Oh, I didn't know that. " if heard else "Good to see you. "
     share = f"{_HEAR}{news}" if news else _CLOSINGS[1]
     return json.dumps({"utterance": opener + share, "end": False})
+
+
+def _came_to_tell(content: str, name: str, other: str) -> str | None:
+    """What the speaker came to tell the listener (a visit's line), in its own words, the listener as "you"."""
+    came = re.search(rf"^{re.escape(name)} came here to tell {re.escape(other)}: (.+)$", content, re.M)
+    if came is None:
+        return None
+    said = in_my_words(came.group(1).strip(), name)
+    said = re.sub(rf"\b{re.escape(other)}'s\b", "your", said)
+    said = re.sub(rf"(^|\bthat |[.;!?] ){re.escape(other)} is\b", r"\1you are", said)
+    return re.sub(rf"\b{re.escape(other)}\b", "you", said)
 
 
 def _news_from(content: str, name: str) -> tuple[str, list[str]] | None:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from memstream.models import Message, laid_out, one_line, register_answer_tokens
 from memstream.stream import Memory, Recall
 
-VERSION = 7  # 7: the offer asks its reason first; 6: its time of day, relationship, untold news; recent day
+#: 8: a line of what the speaker came to tell, on a visit.
+VERSION = 8  # 7: the offer asks its reason first; 6: its time of day, relationship, untold news; recent day
 START_PURPOSE = "dialogue.start"
 RELATIONSHIP_PURPOSE = "dialogue.relationship"
 TURN_PURPOSE = "dialogue"
@@ -79,7 +80,7 @@ TURN_INSTRUCTIONS = (
 )
 TURN_TEMPLATE = (
     "You are {name}.\n{identity}\n\n"
-    "It is {time}. {name} is talking with {other} at {place}.\n"
+    "It is {time}. {name} is talking with {other} at {place}.\n{purpose}"
     "{name} and {other}: {relationship}\n"
     "What {name} remembers that may matter here:\n{memories}\n\n"
     "The conversation so far:\n{dialogue}\n\n"
@@ -190,10 +191,16 @@ def relationship_messages(identity: str, name: str, other: str, memories: str) -
                                                                      memories=memories))
 
 
+#: The turn's line of what the speaker came to tell, when it came to tell something (a visit).
+CAME_TO_TELL = "{name} came here to tell {other}: {news}\n"
+
+
 def turn_messages(identity: str, name: str, other: str, time: str, place: str, relationship: str, memories: str,
-                  dialogue: str) -> list[Message]:
+                  dialogue: str, purpose: str = "") -> list[Message]:
+    """``purpose``: what ``name`` came to tell ``other`` (a visit), shown as a CAME_TO_TELL line; "" for none."""
+    came = CAME_TO_TELL.format(name=name, other=other, news=one_line(purpose)) if purpose else ""
     return laid_out(TURN_INSTRUCTIONS, TURN_TEMPLATE.format(
-        identity=identity, name=name, other=other, time=time, place=place, relationship=relationship,
+        identity=identity, name=name, other=other, time=time, place=place, purpose=came, relationship=relationship,
         memories=memories, dialogue=dialogue))
 
 

@@ -12,7 +12,8 @@ refused naming the known places, so the one retry can choose among them. A bare 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
 from memstream.errors import ImplausibleAnswerError
 from memstream.offline_text import content_words
@@ -41,6 +42,12 @@ class KnownPlaces:
 
     def __bool__(self) -> bool:
         return bool(self.names)
+
+    def knowing(self, places: Iterable[str]) -> KnownPlaces:
+        """These places and ``places`` (those not known yet added, in order); outside a town (none known) as is."""
+        if not self.names:
+            return self
+        return replace(self, names=tuple(dict.fromkeys((*self.names, *(p for p in places if p)))))
 
     def resolve(self, location: str) -> str:
         """``location`` as a known place's name; empty stays empty (the stage's default place applies).

@@ -102,8 +102,11 @@ def write_rated(stream: MemoryStream, owner: str, text: str, at: datetime, metad
 
 
 def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: datetime,
-            extra: str = "", anchors: tuple[Anchor, ...] = ()) -> Stage[list[Block]]:
+            extra: str = "", anchors: tuple[Anchor, ...] = (), told: tuple[str, ...] = ()) -> Stage[list[Block]]:
     """Blocks from ``start`` to midnight, an hour each (an appointment starts and ends its own).
+
+    ``told``: places the caller's added strokes go to, known for this plan though the identity it was made
+    from did not know them yet (a visit's place, which the agent learns as it plans the visit).
 
     An hour the model leaves out keeps the stroke in force; an appointment keeps its hours whatever
     the model's hours say, and the identity's wake and bed times decide when the agent sleeps. The
@@ -113,7 +116,7 @@ def _blocks(identity: Identity, day: datetime, strokes: list[Stroke], start: dat
                                                                      if s.minutes else "") for s in strokes) + extra
     waking = tuple(h for h in range(start.hour, 24)
                    if identity.wake <= f"{h:02d}:59" and f"{h:02d}:00" < identity.sleep)
-    frame, places = DayFrame.of(identity, strokes, anchors), KnownPlaces.of(identity)
+    frame, places = DayFrame.of(identity, strokes, anchors), KnownPlaces.of(identity).knowing(told)
     hours = (yield Request(prompts.HOURS_PURPOSE, prompts.hours_messages(
         identity.describe(), identity.name, f"{day:%A %d %B %Y}", listing_, f"{start:%H:%M}"),
         partial(hours_answer, frame=frame, must_cover=waking, name=identity.name, places=places),
@@ -213,9 +216,10 @@ def plan_day_stage(stream: MemoryStream, identity: Identity, day: datetime, *,
         answer = [StrokeIn(time=r.time, activity=r.activity, location=r.location) for r in identity.routine] or [
             StrokeIn(time=identity.wake, activity=UNPLANNED, location=identity.home)]
     strokes = _strokes(answer, listed, identity.home)
-    if add is not None:
-        strokes = sorted(strokes + add(strokes), key=lambda s: s.time)
-    plan = DayPlan(identity.name, day, strokes, (yield from _blocks(identity, day, strokes, day)))
+    added = add(strokes) if add is not None else []
+    strokes = sorted(strokes + added, key=lambda s: s.time)
+    plan = DayPlan(identity.name, day, strokes,
+                   (yield from _blocks(identity, day, strokes, day, told=tuple(s.location for s in added))))
     cites = tuple(dict.fromkeys(((revision,) if revision else ()) + tuple(c for s in strokes for c in s.cites)))
     written = yield from write_rated(stream, identity.name, plan.summary(), now,
                                      {"plan": plan.to_dict(), "identity": identity.model_dump()}, cites)

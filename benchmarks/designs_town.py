@@ -99,7 +99,7 @@ def designs_of(text: str) -> list[str]:
     return [STREAM_DESIGN, *(d for d in asked if d != STREAM_DESIGN)]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--agents", type=int, default=1000)
     parser.add_argument("--hours", type=float, default=1.0)
@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--profile", metavar="FILE", help="write cProfile's statistics of the whole call to FILE")
     add_results_flag(parser, "designs_town")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     designs = designs_of(args.designs)
     profiler = cProfile.Profile() if args.profile else None
     rows: list[dict[str, Any]] = []
@@ -131,8 +131,10 @@ def main() -> None:
     worst = max(rows, key=lambda r: r["vs_stream"])
     print(f"slowest against the stream: {worst['design']} at {worst['vs_stream']}x (target: at most 3x)", flush=True)
     if args.results is not None:
-        record(args.results, "designs_town", TITLE, rows, about=ABOUT)
+        record(args.results, "designs_town", TITLE, rows, about=ABOUT,
+               argv=None if argv is None else ["designs_town.py", *argv])
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -137,12 +137,25 @@ def test_the_design_store_benchmark_writes_a_results_file(tmp_path: Path, rf: Mo
     assert run.command.startswith("python benchmarks/design_store.py --quick") and run.rows[0]["design"] == "full" and run.rows[0]["write_ms@10"] > 0
 
 
+def test_the_designs_town_benchmark_runs_every_design_asked_against_the_stream(tmp_path: Path, rf: ModuleType) -> None:
+    bench = _load("designs_town", ROOT / "benchmarks" / "designs_town.py")
+    out = tmp_path / "designs_town.json"
+    assert bench.main(["--agents", "2", "--hours", "0.1", "--embedder", "hash", "--designs", "recent",
+                       "--results", str(out)]) == 0
+    (run,) = rf.load(out).runs
+    assert [r["design"] for r in run.rows] == ["stream", "recent"]  # the stream first, always
+    stream, recent = run.rows
+    assert stream["vs_stream"] == 1.0 and recent["vs_stream"] > 0 and recent["contexts_per_agent_step"] is not None
+    assert stream["context_tokens_per_recall"] is None and recent["store_bytes_per_agent"] > 0
+
+
 @pytest.mark.parametrize(("mode", "data", "executed"), [
     ("quick", True, ["01-recall", "02-reflection", "03-simulation"]),
     ("none", True, []),
-    ("all", True, ["01-recall", "02-reflection", "03-simulation", "04-benchmarks", "05-experiments", "06-memory-designs"]),
+    ("all", True, ["01-recall", "02-reflection", "03-simulation", "04-benchmarks", "05-experiments", "06-memory-designs",
+                   "07-one-agent-two-designs"]),
     ("all", False, ["01-recall", "02-reflection", "03-simulation", "04-benchmarks", "05-experiments",
-                    "06-memory-designs"]),  # 04 and 06 on the samples memstream ships
+                    "06-memory-designs", "07-one-agent-two-designs"]),  # 04 and 06 on the samples memstream ships
 ])
 def test_which_notebooks_the_build_executes(mode: str, data: bool, executed: list[str], hooks: ModuleType,
                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -127,6 +127,11 @@ class MemoryDesign(ABC, Generic[S]):
     #: Whether ``all`` names it (``eval --design all``): every design but a floor (``recent``), a lower bound
     #: to measure others against rather than a way of remembering, measured when named.
     in_all: ClassVar[bool] = True
+    #: Whether :meth:`context` depends on its query. False: a design that gives an owner the same context for
+    #: every query (its newest records, a summary, a profile file), so a reader asking many queries of a store
+    #: that does not change may assemble it once per (owner, time, budget) (the town's measures do:
+    #: :class:`memstream.sim.memory.DesignMemory`); ``tests/designs/test_reads_query.py`` holds each to it.
+    reads_query: ClassVar[bool] = True
 
     @classmethod
     def made(cls, config: DesignConfig, embedder: Embedder | None = None) -> MemoryDesign[Any]:

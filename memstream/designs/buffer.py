@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -46,6 +47,7 @@ class BufferSummary(LogRows, MemoryDesign[SummarisedState]):
     records_stay = "its running summary is written from the records and would still hold the text"
     Config = BufferConfig
     State = SummarisedState
+    reads_query: ClassVar[bool] = False  # the same context for every query
     config: BufferConfig
 
     def __init__(self, config: BufferConfig | None = None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import ClassVar
 
 from pydantic import Field
 
@@ -36,6 +37,7 @@ class FullContext(ChangeableLog, MemoryDesign[LogState]):
     Config = FullConfig
     State = LogState
     config: FullConfig
+    reads_query: ClassVar[bool] = False  # the same context for every query
 
     def __init__(self, config: FullConfig | None = None) -> None:
         super().__init__(config)

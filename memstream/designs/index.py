@@ -18,7 +18,7 @@ import bm25s
 import numpy as np
 
 from memstream.designs.entries import Record
-from memstream.designs.retrievers import Signals, bm25_index, bm25_scores, tokenize
+from memstream.designs.retrievers import Signals, bm25_index, bm25_scores, query_tokens
 from memstream.models import Embedder, windows
 from memstream.stream import time_scope
 from memstream.timeutil import to_epoch
@@ -137,7 +137,7 @@ class RecordIndex:
         bm25 = keyed = np.zeros(n)
         if lexical:
             lex = self._lexical()
-            q = tokenize([query])
+            q = query_tokens(query)
             bm25 = bm25_scores(lex.text, lex.n_text, q, np.arange(lex.n_text))[0]
             keyed = bm25_scores(lex.keys, lex.n_keys, q, lex.starts)[0]
         scope = time_scope(query, now)

@@ -38,6 +38,7 @@ class RecentDesign(ChangeableLog, MemoryDesign[LogState]):
     State = LogState
     config: RecentConfig
     in_all: ClassVar[bool] = False
+    reads_query: ClassVar[bool] = False  # the same context for every query
 
     def __init__(self, config: RecentConfig | None = None) -> None:
         super().__init__(config)

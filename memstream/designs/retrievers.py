@@ -11,6 +11,7 @@ term; ``generative+bm25`` adds keyed BM25 as a fourth normalised component.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -62,6 +63,17 @@ def check_retriever(name: str) -> str:
 def tokenize(texts: list[str]) -> list[list[str]]:
     """BM25 tokens: English stopwords out, Snowball-stemmed."""
     return bm25s.tokenize(texts, stopwords="en", stemmer=_STEMMER, show_progress=False, return_ids=False)
+
+
+def query_tokens(query: str) -> list[list[str]]:
+    """:func:`tokenize` of one query (``[tokens]``), remembered: a reader asks the same queries of many owners
+    (the town's measures ask every agent about every other by name)."""
+    return [list(_query_tokens(query))]
+
+
+@functools.lru_cache(maxsize=4096)
+def _query_tokens(query: str) -> tuple[str, ...]:
+    return tuple(tokenize([query])[0])
 
 
 def bm25_index(docs: list[str]) -> bm25s.BM25 | None:

@@ -72,6 +72,8 @@ class DesignMemory(MemoryStream):
         self._by_first_line: dict[str, dict[str, list[Memory]]] = {}
         self._indexed: dict[str, int] = {}      # owner -> its memories in the index
         self._indexed_id: dict[str, int] = {}   # owner -> its newest memory there
+        self._readonly = readonly
+        self._blind: dict[str, tuple[tuple[datetime, int], list[Recall], int]] = {}  # owner -> its last context
         self.contexts = 0          # contexts asked for
         self.context_tokens = 0    # tokens they held
         self.consolidations = 0    # the design's upkeep run for an agent (at its bedtime)
@@ -168,10 +170,23 @@ class DesignMemory(MemoryStream):
         if k <= 0 or not self.has(owner):
             return []
         self.commit_design(owner)
-        context = self.design.context(owner, query, now, max(1, k * self.recall_tokens))
+        budget = max(1, k * self.recall_tokens)
+        # Read-only (a measure's, an interview's memory: a store that does not change) on a design whose context
+        # does not depend on the query, an owner's context at (now, budget) is assembled once and given again
+        # for every other query (the network measure asks n(n-1) of them an hour): the same recalls as asking.
+        reuse = self._readonly and not self.design.design.reads_query
+        held = self._blind.get(owner) if reuse else None
+        if held is not None and held[0] == (now, budget):
+            recalls, tokens = held[1], held[2]
+        else:
+            context = self.design.context(owner, query, now, budget)
+            recalls = [_as_recall(m, rank) for rank, m in enumerate(self._read_back(owner, context, now))]
+            tokens = context.tokens
+            if reuse:
+                self._blind[owner] = ((now, budget), recalls, tokens)
         self.contexts += 1
-        self.context_tokens += context.tokens
-        return [_as_recall(m, rank) for rank, m in enumerate(self._read_back(owner, context, now))]
+        self.context_tokens += tokens
+        return list(recalls)
 
     def _read_back(self, owner: str, context: Context, now: datetime) -> list[Memory]:
         """The context's lines as memories: the agent's own where a line is one, a derived one where not."""

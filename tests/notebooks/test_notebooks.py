@@ -14,9 +14,10 @@ from tests.helpers import DATA, ROOT
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 
-def test_there_are_six_notebooks_stored_clean() -> None:
+def test_there_are_seven_notebooks_stored_clean() -> None:
     assert [p.name for p in NOTEBOOKS] == ["01-recall.ipynb", "02-reflection.ipynb", "03-simulation.ipynb",
-                                           "04-benchmarks.ipynb", "05-experiments.ipynb", "06-memory-designs.ipynb"]
+                                           "04-benchmarks.ipynb", "05-experiments.ipynb", "06-memory-designs.ipynb",
+                                           "07-one-agent-two-designs.ipynb"]
     for path in NOTEBOOKS:
         book = nbformat.read(path, as_version=4)
         assert all(not c.get("outputs") and not c.get("execution_count") for c in book.cells if c.cell_type == "code")
@@ -56,6 +57,10 @@ def test_notebook_runs(path: Path) -> None:
     if path.stem == "03-simulation":  # the summaries a listener keeps are thoughts: the cell once showed none
         news = _printed(book, "## How news spread").splitlines()
         assert news and all(" told " in line for line in news), news
+    if path.stem == "07-one-agent-two-designs":  # the same questions set side by side, both memories answering
+        side = _printed(book, "## What she was asked to recall").splitlines()
+        assert any(line.strip().startswith("stream ") for line in side), side
+        assert any(line.strip().startswith("recent ") for line in side), side
 
 
 @pytest.mark.slow

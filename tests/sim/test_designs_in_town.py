@@ -130,6 +130,28 @@ def test_what_an_agent_knows_is_asked_of_its_design_what_happened_is_read_from_t
         assert s.checkpoints.recall_points() == {}
 
 
+@pytest.mark.slow
+def test_a_query_blind_designs_context_is_assembled_once_an_hour_for_the_measures(
+        party: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The network asks every agent about every other: on the floor (the same context whatever it is asked) each
+    agent's context is assembled once per recall point, and the measures come out as when every query asks."""
+    def measured() -> tuple[dict, int]:
+        asked = []
+        real = RecentDesign.context
+        monkeypatch.setattr(RecentDesign, "context", lambda self, *a: asked.append(a) or real(self, *a))
+        with RunDir.open(party["recent"]) as run:
+            out = {"network": measures.network(run), "diffusion": measures.diffusion(run, FACT)}
+        monkeypatch.setattr(RecentDesign, "context", real)
+        return out, len(asked)
+
+    reused, assembled = measured()
+    monkeypatch.setattr(RecentDesign, "reads_query", True)  # as if each query could change what it gives
+    every, asked = measured()
+    assert reused == every
+    hours, agents = len(every["network"]["by_hour"]), 8
+    assert asked == hours * (agents * (agents - 1) + agents) and assembled <= hours * agents * 2
+
+
 @pytest.mark.parametrize("args, says", [
     (["--design", "nope"], "unknown design 'nope'"),
     (["--design", "recent", "--design-config", "records=0"], "records"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import cast, overload
+from typing import ClassVar, cast, overload
 
 from pydantic import Field, JsonValue
 
@@ -110,6 +110,7 @@ class ProfileDesign(MemoryDesign[ProfileState]):
     Config = ProfileConfig
     State = ProfileState
     config: ProfileConfig
+    reads_query: ClassVar[bool] = False  # the same context for every query
 
     def __init__(self, config: ProfileConfig | None = None) -> None:
         super().__init__(config)

@@ -200,6 +200,16 @@ def _naming(pattern: re.Pattern[str], agent: str, m: Memory) -> set[str]:
     return set() if "place" in m.metadata else set(pattern.findall(m.text)) - {agent}
 
 
+def _names_in(seen: dict[tuple[str, int, str, bool], set[str]], pattern: re.Pattern[str], agent: str,
+              m: Memory) -> set[str]:
+    """:func:`_naming`, remembered in ``seen`` by what it reads (the agent, the memory's id and text, whether
+    it is a place memory)."""
+    key = (agent, m.id, m.text, "place" in m.metadata)
+    if key not in seen:
+        seen[key] = _naming(pattern, agent, m)
+    return seen[key]
+
+
 def first_known(run: RunDir, fact: str) -> dict[str, datetime]:
     """When each agent who came to know ``fact`` first did: at the first hour its memory gave the fact back, the
     time of the oldest memory it gave back stating it (an agent may forget it later: :func:`diffusion` says)."""
@@ -235,8 +245,9 @@ def acquainted(run: RunDir, at: datetime | None = None) -> dict[tuple[str, str],
     if asked is None:
         return None
     found: dict[tuple[str, str], Memory] = {}
-    for (a, b), ms in zip(pairs, asked[1], strict=True):
-        naming = [m for m in ms if b in _naming(pattern, a, m)]
+    named: dict[tuple[str, int, str, bool], set[str]] = {}  # whom a memory names, found once (the same memories
+    for (a, b), ms in zip(pairs, asked[1], strict=True):   # come back for many of an agent's questions)
+        naming = [m for m in ms if b in _names_in(named, pattern, a, m)]
         if naming:
             found[(a, b)] = min(naming, key=lambda m: (m.created_at, m.id))
     return found

@@ -53,6 +53,7 @@ class RunDir:
         self._lock = lock
         self._stream: MemoryStream | None = None
         self._memories: dict[Path, DesignMemory] = {}
+        self._recall_embedder: CachedEmbedder | None = None  # the recall points' one embedder (see memory_at)
         writable = lock is not None
         self.checkpoints = Checkpoints(self.files, config, writable=writable)
         self.mailbox = Mailbox(self.files, config, town, self.stands_at, lock)
@@ -212,8 +213,10 @@ class RunDir:
         stands, store = points[-1]
         if store not in self._memories:
             self.stream  # noqa: B018 -- the record must be there (one clear line if the run never started)
+            if self._recall_embedder is None:  # one cache for every hour's store: each holds mostly the same
+                self._recall_embedder = CachedEmbedder(self.stream.embedder)  # texts (the same vectors)
             self._memories[store] = DesignMemory.read_only(
-                self.files.stream, self.stream.embedder, design=self.config.design, store=store,
+                self.files.stream, self._recall_embedder, design=self.config.design, store=store,
                 recall_tokens=self.config.recall_tokens)
         return stands, self._memories[store]
 

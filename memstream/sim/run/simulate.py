@@ -70,9 +70,14 @@ def _simulate(run: RunDir, point: Checkpoint | None, progress: bool, model: Chat
     def on_tick(s: Simulation) -> bool:
         if isinstance(s.stream, DesignMemory):  # the step's entries, every agent's, written together: a run stopped
             s.stream.commit_design()            # here and resumed writes its design exactly as one that went on
-            for name in s.order:                # and the design's upkeep for whoever went to bed in this step
-                if bedtime_in(s.agents[name].resident.sleep, s.now(), s.step_s):
-                    s.stream.consolidate_design(name, s.now())
+            now = s.now()                       # and the design's upkeep for whoever went to bed in this step
+            due: dict[str, bool] = {}
+            for name in s.order:                # (each bedtime checked once a step: residents share a few)
+                sleep = s.agents[name].resident.sleep
+                if sleep not in due:
+                    due[sleep] = bedtime_in(sleep, now, s.step_s)
+                if due[sleep]:
+                    s.stream.consolidate_design(name, now)
         bar.update(1)
         wall = time.perf_counter() - started
         if bar.n % 30 == 0:

@@ -215,7 +215,7 @@ VECTORS_ABOUT = (
     "ranked as a float32 stream of its decoded vectors. Embedders: `synthetic` (clustered 384-d vectors), "
     "`hash-384` and `minilm-l6-int8` over simulation-like observations. Bytes: `vector_bytes` per memory "
     "(FAISS's codes); `index_bytes` per memory as malloc counts it (glibc mallinfo2: FAISS's storage and the "
-    "numpy columns, growth slack included) for an owner index filled 1,000 memories at a time; "
+    "numpy columns, growth slack included) for an owner index filled 10 memories at a time, as a simulation's steps fill it; "
     "`python_bytes`: what tracemalloc sees of the stream after filling it and answering the queries, less "
     "its numpy columns, per memory (the bounded caches of recalled memories included).")
 NAMES = ["Isabella", "Klaus", "Maria", "Ayesha", "Wolfgang", "Mei", "John", "Eddy", "Tom", "Jennifer", "Yuriko",
@@ -276,11 +276,11 @@ def malloc_bytes() -> int:
 
 
 def _columns_bytes(index: OwnerIndex) -> int:
-    return sum(c._data.nbytes for c in (index.ids, index.created_s, index.last_access_s, index.importance,
-                                        index.key_owner, index.key_start))
+    columns = (index.ids, index.created_s, index.last_access_s, index.importance, index._key_owner, index._key_start)
+    return sum(c._data.nbytes for c in columns if c is not None)
 
 
-def index_bytes(vectors: np.ndarray, hours: np.ndarray, importance: np.ndarray, kind: str, step: int = 1000) -> int:
+def index_bytes(vectors: np.ndarray, hours: np.ndarray, importance: np.ndarray, kind: str, step: int = 10) -> int:
     """What malloc holds for one owner's index of these memories, filled ``step`` at a time."""
     gc.collect()
     before = malloc_bytes()

@@ -47,8 +47,13 @@ PRODUCTS_PER_SEARCH = 2_000_000
 MIN_CANDIDATES = 100
 
 
+#: How much FAISS's flat storage and the columns grow when full: appends stay amortised O(1), and at most a
+#: quarter of what is held is room to grow (std::vector, left to itself, doubles: up to half of it is).
+GROWTH = 1.25
+
+
 class _Column:
-    """A numpy array that grows by doubling, so appends are amortised O(1)."""
+    """A numpy array that grows by ``GROWTH``, so appends are amortised O(1)."""
 
     def __init__(self, dtype: type) -> None:
         self._data: np.ndarray = np.zeros(16, dtype=dtype)
@@ -57,7 +62,7 @@ class _Column:
     def extend(self, values: np.ndarray) -> None:
         need = self.size + len(values)
         if need > len(self._data):
-            grown = np.zeros(max(need, 2 * len(self._data)), dtype=self._data.dtype)
+            grown = np.zeros(max(need, int(GROWTH * len(self._data))), dtype=self._data.dtype)
             grown[: self.size] = self._data[: self.size]
             self._data = grown
         self._data[self.size : need] = values
@@ -84,11 +89,15 @@ class OwnerIndex:
         self.created_s = _Column(np.float64)
         self.last_access_s = _Column(np.float64)
         self.importance = _Column(np.float64)
-        self.key_owner = _Column(np.int64)  # FAISS row -> memory position
-        self.key_start = _Column(np.int64)  # memory position -> its first FAISS row
+        # FAISS row -> memory position, and memory position -> its first FAISS row: None while every memory
+        # has one key (as in a simulation), when both are the positions themselves and nothing is held
+        self._key_owner: _Column | None = None
+        self._key_start: _Column | None = None
+        self._n_keys = 0
         self._importance_norm: np.ndarray | None = None
         self._last_max = -np.inf
         self._vectors: np.ndarray | None = None  # a view of FAISS's storage, renewed after an add
+        self._capacity = 0  # bytes of FAISS's flat storage allocated (see _reserve)
         self.created_max = -np.inf  # the newest creation time: a query before it must leave some out
         self._version = 0  # bumped by every add and touch
         self._static_key: tuple | None = None
@@ -99,7 +108,15 @@ class OwnerIndex:
 
     @property
     def n_keys(self) -> int:
-        return self.key_owner.size
+        return self._n_keys
+
+    def key_start(self) -> np.ndarray:
+        """Each memory's first FAISS row."""
+        return np.arange(len(self)) if self._key_start is None else self._key_start.values
+
+    def key_owner(self, rows: np.ndarray) -> np.ndarray:
+        """The memory positions of these FAISS rows."""
+        return rows if self._key_owner is None else self._key_owner.values[rows]
 
     def add(self, ids: np.ndarray, vectors: np.ndarray, created_s: np.ndarray,
             importance: np.ndarray, last_access_s: np.ndarray | None = None,
@@ -109,8 +126,15 @@ class OwnerIndex:
         if len(vectors) != int(keys.sum()) or (keys < 1).any():
             raise ValueError(f"{len(vectors)} vectors for {len(ids)} memories with key counts {keys.tolist()}")
         first = len(self)
-        self.key_start.extend(self.n_keys + _offsets(keys))
-        self.key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
+        if self._key_start is None and (keys > 1).any():  # the first memory with several keys
+            self._key_start, self._key_owner = _Column(np.int64), _Column(np.int64)
+            self._key_start.extend(np.arange(first))
+            self._key_owner.extend(np.arange(first))
+        if self._key_start is not None and self._key_owner is not None:
+            self._key_start.extend(self.n_keys + _offsets(keys))
+            self._key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
+        self._n_keys += len(vectors)
+        self._reserve(len(vectors))
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self._vectors = None  # FAISS may have moved its storage
         self.ids.extend(ids)
@@ -122,15 +146,43 @@ class OwnerIndex:
         self.created_max = max(self.created_max, float(np.max(created_s)))
         self._version += 1
 
+    def _reserve(self, rows: int) -> None:
+        """Room in FAISS's flat storage for ``rows`` more keys, grown by ``GROWTH``.
+
+        FAISS appends by ``std::vector::resize``, which doubles the capacity when it is full; a vector made
+        to the capacity chosen here, cut back to the codes held (a cut keeps the capacity) and swapped in,
+        leaves FAISS's resize nothing to reallocate. An HNSW graph keeps its own growing arrays: left as is.
+        """
+        if self.kind != "flat":
+            return
+        flat = self._storage()
+        codes, size = flat.codes, flat.code_size
+        used, need = flat.ntotal * size, (flat.ntotal + rows) * size
+        if need <= self._capacity:
+            return
+        capacity = max(need, int(GROWTH * self._capacity) // size * size)
+        fresh = faiss.UInt8Vector()
+        fresh.resize(capacity)
+        if used:
+            faiss.rev_swig_ptr(fresh.data(), used)[:] = faiss.rev_swig_ptr(codes.data(), used)
+        fresh.resize(used)
+        getattr(codes, "owned_data", codes).swap(fresh)  # FAISS 1.10 on wraps its vector (the stub has the old type)
+        codes.resize(used)  # FAISS's own pointer to its codes, renewed
+        self._capacity = capacity
+
     def existing_at(self, now_s: float) -> OwnerIndex:
         """This index as it would have been at ``now_s``: only the memories created by then (a copy,
         exact; for looking back in time, so the future never leaks into a past query)."""
         if self.created_max <= now_s:
             return self
         positions = np.flatnonzero(self.created_s.values <= now_s)
-        counts = np.diff(np.append(self.key_start.values, self.n_keys))[positions]
-        rows = np.concatenate([np.arange(s, s + c) for s, c in zip(self.key_start.values[positions], counts,
-                                                                   strict=True)] or [np.zeros(0, np.int64)])
+        if self._key_start is None:
+            counts, rows = np.ones(len(positions), dtype=np.int64), positions
+        else:
+            starts = self._key_start.values
+            counts = np.diff(np.append(starts, self.n_keys))[positions]
+            rows = np.concatenate([np.arange(s, s + c) for s, c in zip(starts[positions], counts, strict=True)]
+                                  or [np.zeros(0, np.int64)])
         past = OwnerIndex(self.dim, "flat", self.vector_kind)  # float16 values re-encode exactly
         if len(positions):
             past.add(self.ids.values[positions], self.vectors()[rows], self.created_s.values[positions],
@@ -189,14 +241,14 @@ class OwnerIndex:
         """Per-key similarities (..., n_keys) to per-memory ones: each memory's best key."""
         if self.n_keys == len(self):
             return sims
-        return np.maximum.reduceat(sims, self.key_start.values, axis=-1)
+        return np.maximum.reduceat(sims, self.key_start(), axis=-1)
 
     def _relevance_of(self, x: np.ndarray, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Best-key similarity of the memories at ``positions`` (sorted) to query ``q``."""
         if self.n_keys == len(self):
             return x[positions].astype(np.float32, copy=False) @ q
-        starts = self.key_start.values[positions]
-        ends = np.append(self.key_start.values, self.n_keys)[positions + 1]
+        starts = self.key_start()[positions]
+        ends = np.append(self.key_start(), self.n_keys)[positions + 1]
         counts = ends - starts
         offsets = _offsets(counts)
         rows = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
@@ -325,7 +377,7 @@ class OwnerIndex:
                 graph.hnsw.efSearch = max(n_search, 64)
                 sims, nearest = graph.search(np.vstack([q, -q]), n_search)
                 found_keys = nearest[0][nearest[0] >= 0]
-                found = self.key_owner.values[found_keys]
+                found = self.key_owner(found_keys)
                 rel = _Affine.of(np.array([-sims[1][0], sims[0][0]]), RELEVANCE_TOLERANCE)
                 by_static = top_k(static, n_cand)
                 cand = np.union1d(found, by_static)

@@ -94,3 +94,39 @@ def test_fp16_survives_reopening_and_looks_back_in_time(tmp_path) -> None:
 def test_unknown_vectors_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown vectors"):
         MemoryStream(":memory:", EMB, vectors="int4")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["float32", "fp16"])
+def test_storage_grows_by_a_quarter_and_keeps_every_vector(kind) -> None:
+    from memstream.stream.index import GROWTH
+
+    rng = np.random.default_rng(1)
+    ix = OwnerIndex(16, "flat", kind)
+    added = []
+    for i in range(300):
+        rows = rng.standard_normal((1 + i % 3, 16)).astype(np.float32)
+        ix.add(np.array([i + 1]), rows, np.array([float(i)]), np.array([5.0]), keys=np.array([len(rows)]))
+        added.append(rows)
+        held = ix.n_keys * ix.index.code_size
+        assert held <= ix._capacity <= max(held + 3 * ix.index.code_size, GROWTH * held + ix.index.code_size)
+    everything = np.vstack(added)
+    expected = everything if kind == "float32" else ix.index.sa_decode(ix.index.sa_encode(everything))
+    assert np.array_equal(ix.vectors().astype(np.float32), expected)
+
+
+def test_memories_with_one_key_hold_no_key_columns_until_one_has_several() -> None:
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((13, 8)).astype(np.float32)
+    keys = np.array([1] * 5 + [3] + [1] * 5)
+    one_go, stepwise = OwnerIndex(8), OwnerIndex(8)
+    one_go.add(np.arange(1, 12), vectors, np.arange(11.0), np.ones(11), keys=keys)
+    for first, count in ((0, 5), (5, 1), (6, 5)):
+        rows = slice(int(keys[:first].sum()), int(keys[:first + count].sum()))
+        stepwise.add(np.arange(first + 1, first + count + 1), vectors[rows], np.arange(first, first + count, dtype=float),
+                     np.ones(count), keys=keys[first:first + count])
+        if first == 0:
+            assert stepwise._key_start is None and stepwise._key_owner is None
+    assert np.array_equal(stepwise.key_start(), one_go.key_start())
+    assert np.array_equal(stepwise.key_owner(np.arange(13)), one_go.key_owner(np.arange(13)))
+    q = vectors[6:8]
+    assert np.array_equal(stepwise._best_key(stepwise._products(q)), one_go._best_key(one_go._products(q)))

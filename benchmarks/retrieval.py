@@ -217,7 +217,7 @@ VECTORS_ABOUT = (
     "(FAISS's codes); `index_bytes` per memory as malloc counts it (glibc mallinfo2: FAISS's storage and the "
     "numpy columns, growth slack included) for an owner index filled 10 memories at a time, as a simulation's steps fill it; "
     "`python_bytes`: what tracemalloc sees of the stream after filling it and answering the queries, less "
-    "its numpy columns, per memory (the bounded caches of recalled memories included).")
+    "its numpy columns, per memory (the bounded caches of recalled memories included); neither for int8.")
 NAMES = ["Isabella", "Klaus", "Maria", "Ayesha", "Wolfgang", "Mei", "John", "Eddy", "Tom", "Jennifer", "Yuriko",
          "Carmen", "Tamara", "Arthur", "Sam", "Latoya", "Rajiv", "Abigail", "Francisco", "Hailey", "Giorgio",
          "Ryan", "Carlos", "Adam", "Jane"]
@@ -361,9 +361,9 @@ def measure_vectors(embedder: str, vectors: np.ndarray, queries: np.ndarray, kin
             "max_relevance_diff": float(f"{np.abs(queries @ decoded.T - raw_ref).max():.3g}"),
             "max_score_diff": float(f"{max(diffs):.3g}"),
             "vector_bytes": int(index.sa_code_size()),
-            "index_bytes": round(index_bytes(decoded if kind == "int8" else vectors, hours, importance,
-                                             stream_kind) / n, 1),
-            "python_bytes": round(python / n, 1),
+            # int8 is no stream setting: what a stream holds for it is not measured
+            "index_bytes": None if kind == "int8" else round(index_bytes(vectors, hours, importance, kind) / n, 1),
+            "python_bytes": None if kind == "int8" else round(python / n, 1),
         })
     return rows
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faiss
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
@@ -96,6 +97,10 @@ def test_unknown_vectors_are_refused() -> None:
         MemoryStream(":memory:", EMB, vectors="int4")  # type: ignore[arg-type]
 
 
+def _address(pointer) -> int:
+    return faiss.rev_swig_ptr(pointer, 1).__array_interface__["data"][0]
+
+
 @pytest.mark.parametrize("kind", ["float32", "fp16"])
 def test_storage_grows_by_a_quarter_and_keeps_every_vector(kind) -> None:
     from memstream.stream.index import GROWTH
@@ -107,6 +112,8 @@ def test_storage_grows_by_a_quarter_and_keeps_every_vector(kind) -> None:
         rows = rng.standard_normal((1 + i % 3, 16)).astype(np.float32)
         ix.add(np.array([i + 1]), rows, np.array([float(i)]), np.array([5.0]), keys=np.array([len(rows)]))
         added.append(rows)
+        codes = ix.index.codes  # FAISS reads its codes through its own pointer: the vector swapped in
+        assert _address(codes.data()) == _address(codes.owned_data.data())
         held = ix.n_keys * ix.index.code_size
         assert held <= ix._capacity <= max(held + 3 * ix.index.code_size, GROWTH * held + ix.index.code_size)
     everything = np.vstack(added)

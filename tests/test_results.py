@@ -56,7 +56,7 @@ def test_there_are_results_files() -> None:
     assert {p.stem for p in files()} >= {"retrieval", "embedders", "simulation", "simulation_latency",
                                          "eval_locomo", "eval_longmemeval", "design_store", "designs",
                                          "designs_locomo", "facts", "real_model", "service_load", "trust_town",
-                                         "sweep", "view"}
+                                         "sweep", "view", "retrieval_vectors"}
 
 
 @pytest.mark.parametrize("path", files(), ids=lambda p: p.stem)

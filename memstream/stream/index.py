@@ -9,6 +9,12 @@ unions them with the best candidates by recency + importance; relevance is then
 normalised over that candidate set. Its agreement with exact retrieval is
 measured in benchmarks/retrieval.py.
 
+Vectors are held as float32 (the default) or as float16 (``vectors="fp16"``): FAISS's
+scalar quantizer keeps half the bytes and scores them with its own SIMD kernels, over every
+memory alike (a search for all of them, put back in position order). Its agreement with
+float32, in top-10 and in the largest score difference, is measured in
+benchmarks/retrieval.py ``--vectors``; the store keeps float32 either way.
+
 A memory may have several keys (a long text embedded window by window); FAISS
 holds one row per key and a memory's relevance is its best key. When every memory
 has one key, as in a simulation, rows and memories coincide and nothing extra is paid.
@@ -29,16 +35,25 @@ from memstream.stream.timescope import TimeScope
 
 IndexKind = Literal["flat", "hnsw"]
 INDEX_KINDS: tuple[str, ...] = ("flat", "hnsw")
+VectorKind = Literal["float32", "fp16"]
+VECTOR_KINDS: tuple[str, ...] = ("float32", "fp16")
 HNSW_NEIGHBOURS = 32
 #: Cosines are float32: a spread of relevance below this is rounding noise, which
 #: min-max normalisation would blow up to the full [0, 1] range; it counts as constant.
 RELEVANCE_TOLERANCE = 1e-6
+#: Float16 relevance asks FAISS for at most this many scores at once (a batch is split by queries).
+PRODUCTS_PER_SEARCH = 2_000_000
 #: Approximate mode scores at least this many candidates from each side.
 MIN_CANDIDATES = 100
 
 
+#: How much FAISS's flat storage and the columns grow when full: appends stay amortised O(1), and at most a
+#: quarter of what is held is room to grow (std::vector, left to itself, doubles: up to half of it is).
+GROWTH = 1.25
+
+
 class _Column:
-    """A numpy array that grows by doubling, so appends are amortised O(1)."""
+    """A numpy array that grows by ``GROWTH``, so appends are amortised O(1)."""
 
     def __init__(self, dtype: type) -> None:
         self._data: np.ndarray = np.zeros(16, dtype=dtype)
@@ -47,7 +62,7 @@ class _Column:
     def extend(self, values: np.ndarray) -> None:
         need = self.size + len(values)
         if need > len(self._data):
-            grown = np.zeros(max(need, 2 * len(self._data)), dtype=self._data.dtype)
+            grown = np.zeros(max(need, int(GROWTH * len(self._data))), dtype=self._data.dtype)
             grown[: self.size] = self._data[: self.size]
             self._data = grown
         self._data[self.size : need] = values
@@ -65,24 +80,24 @@ Reader = Callable[[dict[int, float]], dict[int, Memory]]
 class OwnerIndex:
     """The retrieval state of one owner: ids, times, importance and vectors, by position."""
 
-    def __init__(self, dim: int, kind: IndexKind = "flat") -> None:
+    def __init__(self, dim: int, kind: IndexKind = "flat", vectors: VectorKind = "float32") -> None:
         self.dim = dim
         self.kind = kind
-        if kind == "flat":
-            self.index: faiss.IndexFlatIP | faiss.IndexHNSWFlat = faiss.IndexFlatIP(dim)
-        elif kind == "hnsw":
-            self.index = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
-        else:
-            raise ValueError(f"unknown index kind {kind!r}; use one of {INDEX_KINDS}")
+        self.vector_kind = vectors
+        self.index: faiss.Index = _make_index(dim, kind, vectors)
         self.ids = _Column(np.int64)
         self.created_s = _Column(np.float64)
         self.last_access_s = _Column(np.float64)
         self.importance = _Column(np.float64)
-        self.key_owner = _Column(np.int64)  # FAISS row -> memory position
-        self.key_start = _Column(np.int64)  # memory position -> its first FAISS row
+        # FAISS row -> memory position, and memory position -> its first FAISS row: None while every memory
+        # has one key (as in a simulation), when both are the positions themselves and nothing is held
+        self._key_owner: _Column | None = None
+        self._key_start: _Column | None = None
+        self._n_keys = 0
         self._importance_norm: np.ndarray | None = None
         self._last_max = -np.inf
         self._vectors: np.ndarray | None = None  # a view of FAISS's storage, renewed after an add
+        self._capacity = 0  # bytes of FAISS's flat storage allocated (see _reserve)
         self.created_max = -np.inf  # the newest creation time: a query before it must leave some out
         self._version = 0  # bumped by every add and touch
         self._static_key: tuple | None = None
@@ -93,7 +108,15 @@ class OwnerIndex:
 
     @property
     def n_keys(self) -> int:
-        return self.key_owner.size
+        return self._n_keys
+
+    def key_start(self) -> np.ndarray:
+        """Each memory's first FAISS row."""
+        return np.arange(len(self)) if self._key_start is None else self._key_start.values
+
+    def key_owner(self, rows: np.ndarray) -> np.ndarray:
+        """The memory positions of these FAISS rows."""
+        return rows if self._key_owner is None else self._key_owner.values[rows]
 
     def add(self, ids: np.ndarray, vectors: np.ndarray, created_s: np.ndarray,
             importance: np.ndarray, last_access_s: np.ndarray | None = None,
@@ -103,8 +126,15 @@ class OwnerIndex:
         if len(vectors) != int(keys.sum()) or (keys < 1).any():
             raise ValueError(f"{len(vectors)} vectors for {len(ids)} memories with key counts {keys.tolist()}")
         first = len(self)
-        self.key_start.extend(self.n_keys + _offsets(keys))
-        self.key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
+        if self._key_start is None and (keys > 1).any():  # the first memory with several keys
+            self._key_start, self._key_owner = _Column(np.int64), _Column(np.int64)
+            self._key_start.extend(np.arange(first))
+            self._key_owner.extend(np.arange(first))
+        if self._key_start is not None and self._key_owner is not None:
+            self._key_start.extend(self.n_keys + _offsets(keys))
+            self._key_owner.extend(np.repeat(np.arange(first, first + len(ids)), keys))
+        self._n_keys += len(vectors)
+        self._reserve(len(vectors))
         self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         self._vectors = None  # FAISS may have moved its storage
         self.ids.extend(ids)
@@ -116,16 +146,44 @@ class OwnerIndex:
         self.created_max = max(self.created_max, float(np.max(created_s)))
         self._version += 1
 
+    def _reserve(self, rows: int) -> None:
+        """Room in FAISS's flat storage for ``rows`` more keys, grown by ``GROWTH``.
+
+        FAISS appends by ``std::vector::resize``, which doubles the capacity when it is full; a vector made
+        to the capacity chosen here, cut back to the codes held (a cut keeps the capacity) and swapped in,
+        leaves FAISS's resize nothing to reallocate. An HNSW graph keeps its own growing arrays: left as is.
+        """
+        if self.kind != "flat":
+            return
+        flat = self._storage()
+        codes, size = flat.codes, flat.code_size
+        used, need = flat.ntotal * size, (flat.ntotal + rows) * size
+        if need <= self._capacity:
+            return
+        capacity = max(need, int(GROWTH * self._capacity) // size * size)
+        fresh = faiss.UInt8Vector()
+        fresh.resize(capacity)
+        if used:
+            faiss.rev_swig_ptr(fresh.data(), used)[:] = faiss.rev_swig_ptr(codes.data(), used)
+        fresh.resize(used)
+        getattr(codes, "owned_data", codes).swap(fresh)  # FAISS 1.10 on wraps its vector (the stub has the old type)
+        codes.resize(used)  # FAISS's own pointer to its codes, renewed
+        self._capacity = capacity
+
     def existing_at(self, now_s: float) -> OwnerIndex:
         """This index as it would have been at ``now_s``: only the memories created by then (a copy,
         exact; for looking back in time, so the future never leaks into a past query)."""
         if self.created_max <= now_s:
             return self
         positions = np.flatnonzero(self.created_s.values <= now_s)
-        counts = np.diff(np.append(self.key_start.values, self.n_keys))[positions]
-        rows = np.concatenate([np.arange(s, s + c) for s, c in zip(self.key_start.values[positions], counts,
-                                                                   strict=True)] or [np.zeros(0, np.int64)])
-        past = OwnerIndex(self.dim, "flat")
+        if self._key_start is None:
+            counts, rows = np.ones(len(positions), dtype=np.int64), positions
+        else:
+            starts = self._key_start.values
+            counts = np.diff(np.append(starts, self.n_keys))[positions]
+            rows = np.concatenate([np.arange(s, s + c) for s, c in zip(starts[positions], counts, strict=True)]
+                                  or [np.zeros(0, np.int64)])
+        past = OwnerIndex(self.dim, "flat", self.vector_kind)  # float16 values re-encode exactly
         if len(positions):
             past.add(self.ids.values[positions], self.vectors()[rows], self.created_s.values[positions],
                      self.importance.values[positions], self.last_access_s.values[positions], counts)
@@ -142,30 +200,59 @@ class OwnerIndex:
         self._version += 1
 
     def vectors(self) -> np.ndarray:
-        """The stored key vectors, one row per key, read in place from FAISS (valid until the next add)."""
+        """The stored key vectors, one row per key, read in place from FAISS (valid until the next add):
+        float32, or float16 for ``vectors="fp16"`` (FAISS's codes are IEEE half floats)."""
         if self._vectors is None or len(self._vectors) != self.n_keys:
-            flat = self.index if isinstance(self.index, faiss.IndexFlat) else faiss.downcast_index(self.index.storage)
-            assert isinstance(flat, faiss.IndexFlat)  # an HNSW graph's storage is the flat index it was made with
+            flat = self._storage()
             n = self.n_keys
-            self._vectors = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
+            if isinstance(flat, faiss.IndexFlat):
+                self._vectors = faiss.rev_swig_ptr(flat.get_xb(), n * self.dim).reshape(n, self.dim)
+            else:
+                codes = faiss.rev_swig_ptr(flat.codes.data(), n * flat.code_size)
+                self._vectors = codes.view(np.float16).reshape(n, self.dim)
         return self._vectors
+
+    def _storage(self) -> faiss.IndexFlat | faiss.IndexScalarQuantizer:
+        """Where FAISS holds the vectors: the flat index, or the one an HNSW graph was made with."""
+        index = self.index
+        if isinstance(index, faiss.IndexHNSW):
+            index = faiss.downcast_index(index.storage)
+        assert isinstance(index, faiss.IndexFlat | faiss.IndexScalarQuantizer)
+        return index
+
+    def _products(self, queries: np.ndarray) -> np.ndarray:
+        """Every query's inner product with every key, (b, n_keys). Float32: one BLAS product over
+        FAISS's storage. Float16: FAISS scores its own codes (SIMD, no float32 copy of them),
+        returned sorted, and the scores are put back in key order."""
+        x = self.vectors()
+        if x.dtype == np.float32:
+            return (x @ queries[0])[None] if len(queries) == 1 else queries @ x.T
+        queries = np.ascontiguousarray(queries, dtype=np.float32)
+        n = self.n_keys
+        flat = self._storage()
+        out = np.empty((len(queries), n), dtype=np.float32)
+        step = max(1, PRODUCTS_PER_SEARCH // n)  # FAISS's answer holds 12 bytes a score: a few queries at a time
+        for start in range(0, len(queries), step):
+            sims, rows = flat.search(queries[start:start + step], n)
+            np.put_along_axis(out[start:start + step], rows, sims, axis=1)
+        return out
 
     def _best_key(self, sims: np.ndarray) -> np.ndarray:
         """Per-key similarities (..., n_keys) to per-memory ones: each memory's best key."""
         if self.n_keys == len(self):
             return sims
-        return np.maximum.reduceat(sims, self.key_start.values, axis=-1)
+        return np.maximum.reduceat(sims, self.key_start(), axis=-1)
 
     def _relevance_of(self, x: np.ndarray, q: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Best-key similarity of the memories at ``positions`` (sorted) to query ``q``."""
         if self.n_keys == len(self):
-            return x[positions] @ q
-        starts = self.key_start.values[positions]
-        ends = np.append(self.key_start.values, self.n_keys)[positions + 1]
+            return x[positions].astype(np.float32, copy=False) @ q
+        starts = self.key_start()[positions]
+        ends = np.append(self.key_start(), self.n_keys)[positions + 1]
         counts = ends - starts
         offsets = _offsets(counts)
         rows = np.repeat(starts - offsets, counts) + np.arange(counts.sum())
-        return np.maximum.reduceat(x[rows] @ q, offsets)
+        return np.maximum.reduceat(x[rows].astype(np.float32, copy=False) @ q, offsets)
 
     def _normalised_importance(self) -> np.ndarray:
         if self._importance_norm is None:
@@ -251,9 +338,7 @@ class OwnerIndex:
     def _score_exact(self, queries: np.ndarray, parts: _Parts, k: int, in_span: list[np.ndarray | None],
                      read: Reader) -> list[list[Recall]]:
         """Every query at once: one BLAS product, one partition per row, one gather."""
-        x = self.vectors()
-        raw_rel = (x @ queries[0])[None] if len(queries) == 1 else queries @ x.T
-        raw_rel = self._best_key(raw_rel)
+        raw_rel = self._best_key(self._products(queries))
         ranges = [_Affine.of(row, RELEVANCE_TOLERANCE) for row in raw_rel]
         if len(ranges) == 1:  # one query: a scalar scale, fewer numpy calls
             total = raw_rel * np.float32(parts.weights.relevance * ranges[0].scale) + parts.static
@@ -292,7 +377,7 @@ class OwnerIndex:
                 graph.hnsw.efSearch = max(n_search, 64)
                 sims, nearest = graph.search(np.vstack([q, -q]), n_search)
                 found_keys = nearest[0][nearest[0] >= 0]
-                found = self.key_owner.values[found_keys]
+                found = self.key_owner(found_keys)
                 rel = _Affine.of(np.array([-sims[1][0], sims[0][0]]), RELEVANCE_TOLERANCE)
                 by_static = top_k(static, n_cand)
                 cand = np.union1d(found, by_static)
@@ -310,6 +395,20 @@ class OwnerIndex:
             chosen_rel.append(raw_rel[best])
             ranges.append(rel)
         return self._recalls(np.array(chosen), parts, np.array(chosen_rel), ranges, in_span, read)
+
+
+def _make_index(dim: int, kind: IndexKind, vectors: VectorKind) -> faiss.Index:
+    if kind not in INDEX_KINDS:
+        raise ValueError(f"unknown index kind {kind!r}; use one of {INDEX_KINDS}")
+    if vectors not in VECTOR_KINDS:
+        raise ValueError(f"unknown vectors {vectors!r}; use one of {VECTOR_KINDS}")
+    ip = faiss.METRIC_INNER_PRODUCT
+    if vectors == "float32":
+        return faiss.IndexFlatIP(dim) if kind == "flat" else faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, ip)
+    fp16 = faiss.ScalarQuantizer.QT_fp16  # needs no training
+    if kind == "flat":
+        return faiss.IndexScalarQuantizer(dim, fp16, ip)
+    return faiss.IndexHNSWSQ(dim, fp16, HNSW_NEIGHBOURS, ip)  # type: ignore[arg-type]  # the stub has it wrong
 
 
 def _offsets(counts: np.ndarray) -> np.ndarray:

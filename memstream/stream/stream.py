@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from memstream.errors import MemstreamError
 from memstream.files import JsonObject, problem
 from memstream.models import Embedder, make_embedder, windows
-from memstream.stream.index import IndexKind, OwnerIndex
+from memstream.stream.index import VECTOR_KINDS, IndexKind, OwnerIndex, VectorKind
 from memstream.stream.memory import (
     MAX_ID,
     MAX_IMPORTANCE,
@@ -125,18 +125,24 @@ class MemoryStream:
             written with (or memstream's default for a new stream).
         weights: the default weights and decay for :meth:`retrieve`.
         index: ``"flat"`` (exact, default) or ``"hnsw"`` (approximate, for large streams).
+        vectors: how the indexes hold vectors in memory: ``"float32"`` (default) or ``"fp16"``
+            (half the bytes; top-10 agreement with float32 and the largest score difference are
+            measured in ``benchmarks/retrieval.py --vectors``). The file keeps float32 either way.
         create: create the file if it does not exist.
         readonly: never write to the file (retrieve with ``touch=False``); for inspecting.
     """
 
     def __init__(self, path: str | Path = ":memory:", embedder: Embedder | None = None, *,
-                 weights: Weights | None = None, index: IndexKind = "flat", create: bool = True,
-                 readonly: bool = False) -> None:
+                 weights: Weights | None = None, index: IndexKind = "flat", vectors: VectorKind = "float32",
+                 create: bool = True, readonly: bool = False) -> None:
+        if vectors not in VECTOR_KINDS:
+            raise ValueError(f"unknown vectors {vectors!r}; use one of {VECTOR_KINDS}")
         self.store = Store(path, create=create, readonly=readonly)
         self.path = self.store.path
         self.embedder = self._check_embedder(embedder)
         self.weights = weights or Weights()
         self.index_kind = index
+        self.vector_kind = vectors
         self._owners: dict[str, OwnerIndex] = {}
         self._memory_cache: dict[int, tuple[float, Memory]] = {}
         self._names: dict[str, str] = {}  # owner as given -> as stored
@@ -218,7 +224,7 @@ class MemoryStream:
 
     def _index(self, owner: str) -> OwnerIndex:
         if owner not in self._owners:
-            self._owners[owner] = OwnerIndex(self.embedder.dim, self.index_kind)
+            self._owners[owner] = OwnerIndex(self.embedder.dim, self.index_kind, self.vector_kind)
         return self._owners[owner]
 
     def _name(self, owner: str) -> str:

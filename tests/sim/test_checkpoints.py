@@ -105,3 +105,34 @@ def test_a_fork_gets_its_own_stream_and_leaves_the_source_s_untouched(whole: Pat
     assert main(["run", "--fork", f"{whole}@{at.isoformat()}", "--out", str(tmp_path / "fork")]) == 0
     assert contents(tmp_path / "fork") == contents(whole)  # the same settings retrace the run
     assert {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()} == before
+
+
+def test_the_run_s_memory_at_an_hour_is_its_stream_rewound_to_that_hour_s_mark(whole: Path, tmp_path: Path) -> None:
+    """What a measure, an interview or the view reads "as it stood at hour H" (RunDir.memory_at) is the stream
+    as the checkpoint at H marked it: the run's one file read at H (no copy), the same recalls as the file
+    rewound to the mark, the accesses of later hours left out of recency."""
+    from memstream.sim.analysis.measures import KNOWS_K, recalled
+    from memstream.stream import MemoryStream, StreamMark, copy_stream, rewind_stream
+
+    with RunDir.open(whole) as run:
+        agents = run.agents
+        requests = [(a, q) for a in agents for q in ("the party", "what did I do this morning")]
+        checked = 0
+        for at in run.checkpoints.times():
+            state = run.checkpoints.at(at).state
+            then = tmp_path / f"then-{checked}.db"
+            copy_stream(whole / "streams.db", then)
+            rewind_stream(then, StreamMark.from_dict(state["stream"]))
+            found = recalled(run, requests, at)
+            assert found is not None and found[0] == at
+            with MemoryStream(then, run.stream.embedder, create=False, readonly=True) as past:
+                assert all(past.has(a) for a in agents)  # the seed memories, from the start
+                expected = [[r.memory for r in rs] for rs in past.retrieve_many(requests, now=at, k=KNOWS_K,
+                                                                                   touch=False)]
+            got = [[(m.id, m.last_accessed_at) for m in ms] for ms in found[1]]
+            assert got == [[(m.id, m.last_accessed_at) for m in ms] for ms in expected]
+            if at > START:  # an hour whose checkpoint was pruned: what was made by then is what it marked
+                by_time = run.stream.as_it_stood(at).retrieve_many(requests, now=at, k=KNOWS_K, touch=False)
+                assert [[(r.memory.id, r.memory.last_accessed_at) for r in rs] for rs in by_time] == got
+            checked += 1
+    assert checked == 5

@@ -37,7 +37,7 @@ from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
 from memstream.sim.run.settings import read_settings
 from memstream.sim.town import Town
-from memstream.stream import MemoryStream, Weights, copy_stream
+from memstream.stream import MemoryStream, StreamMark, Weights, copy_stream
 
 __all__ = ["Checkpoint", "RunDir"]
 
@@ -199,13 +199,17 @@ class RunDir:
         """What the agents recall, read-only, as it stood at ``at`` (default: where the run ended), and the time it
         stands at: what a measure, an interview or the view asks "what does this agent remember".
 
-        On the stream that is the stream itself at ``at`` (append-only: a recall at ``at`` leaves out what came
-        after). On another design it is the design store as the run's latest recall point at or before ``at``
+        On the stream that is the run's one stream file read as it stood at ``at``
+        (:meth:`~memstream.stream.MemoryStream.as_it_stood`: what the checkpoint at ``at`` marked, its later
+        memories left out and its later accesses not counted in recency; no copy, nothing rewound). On another
+        design it is the design store as the run's latest recall point at or before ``at``
         held it (:meth:`~memstream.sim.run.checkpoints.Checkpoints.recall_points`: every simulated hour, and
         where the run stopped), over the record; None before the first (a fork's past is its source's)."""
         at = self.end if at is None else at
         if self.config.design == STREAM_DESIGN:
-            return at, self.stream
+            kept = at in self.checkpoints.times()  # its mark; else every hour's checkpoint marked what was made by then
+            return at, self.stream.as_it_stood(at, StreamMark.from_dict(self.checkpoints.at(at).state["stream"])
+                                               if kept else None)
         points = [(t, p) for t, p in self.checkpoints.recall_points().items() if t <= at]
         if not points:
             return None

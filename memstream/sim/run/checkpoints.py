@@ -39,6 +39,7 @@ from memstream.sim.run.config import RunConfig
 from memstream.sim.run.layout import (
     DESIGN_STORE,
     LATEST,
+    PARTS,
     SIDECARS,
     STATE,
     STREAM,
@@ -46,6 +47,7 @@ from memstream.sim.run.layout import (
     require_writer,
     write_atomic,
 )
+from memstream.sim.run.parts import Parts
 from memstream.stream import StreamMark, rewind_stream
 from memstream.timeutil import to_epoch
 
@@ -74,6 +76,9 @@ class Checkpoints:
     def __init__(self, files: RunFiles, config: RunConfig, *, writable: bool) -> None:
         self.files, self.config, self.writable = files, config, writable
         self.root = files.checkpoints
+        self.parts = Parts(self.root / PARTS)
+        #: The bytes the last :meth:`write` wrote: its state, the parts new in it, the design store's copy.
+        self.written = 0
 
     def latest(self) -> Checkpoint | None:
         """The run's latest checkpoint, None if it has none; a damaged one is one clear error."""
@@ -103,6 +108,15 @@ class Checkpoints:
             raise MemstreamError(f"{self.files.root} has no checkpoint at {at.isoformat()} to fork from; its fork "
                                  f"points: {kept}")
         return self._checked(self.root / _point_name(to_epoch(at)))
+
+    def mark_at(self, at: datetime) -> StreamMark | None:
+        """The stream's mark in the checkpoint taken at ``at``, None if the run kept none there or it holds a
+        stream copy (read alone: a look back at the hour needs nothing else of the checkpoint)."""
+        state = self.root / _point_name(to_epoch(at)) / STATE
+        try:
+            return StreamMark.from_dict(json.loads(state.read_text(encoding="utf-8")).get("stream"))
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def restore(self, point: Checkpoint | None) -> None:
         """Put the stream and the event log back as they were at ``point`` (at the start if None)."""
@@ -149,9 +163,14 @@ class Checkpoints:
         partial = root / f"{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        (partial / STATE).write_text(json.dumps(state()))
+        taken = state()
+        agents, written = self.parts.split(taken["agents"])  # committed before the state that refers to them
+        text = json.dumps({**taken, "agents": agents})
+        (partial / STATE).write_text(text)
         for path in self.files.design_files():  # none on the stream: its mark in the state is all it needs
             _backup(path, partial / path.name)
+        self.written = written + len(text.encode("utf-8")) + sum(
+            p.stat().st_size for p in partial.iterdir() if p.name != STATE)
         shutil.rmtree(root / name, ignore_errors=True)
         partial.rename(root / name)
         write_atomic(latest, name)
@@ -161,6 +180,9 @@ class Checkpoints:
                     _strip_to_design(old)  # a recall point: the design's memory at that hour
                 else:
                     shutil.rmtree(old, ignore_errors=True)
+        if self._kept(name):  # the parts no checkpoint left refers to, once every keep_every hours
+            self.parts.keep_only(json.loads((p / STATE).read_text(encoding="utf-8")) for p in root.iterdir()
+                                 if p.is_dir() and _POINT.fullmatch(p.name) and (p / STATE).is_file())
 
     def recall_points(self) -> dict[datetime, Path]:
         """Every simulated time the run holds its design store as it stood (a checkpoint's copy, kept or stripped
@@ -177,7 +199,7 @@ class Checkpoints:
         folder here."""
         copy = self.root / point.folder.name
         _copy_without_modes(point.folder, copy)
-        _own_clock(copy / STATE)
+        write_atomic(copy / STATE, json.dumps(_own_clock(point.state)))  # whole: the fork has no parts of its own
         write_atomic(self.root / LATEST, point.folder.name)
         return copy
 
@@ -193,9 +215,10 @@ class Checkpoints:
     def _checked(self, point: Path) -> Checkpoint:
         try:
             state = json.loads((point / STATE).read_text(encoding="utf-8"))
-            missing = STATE_KEYS - set(state)
+            missing = STATE_KEYS - set(state) if isinstance(state, dict) else STATE_KEYS
             if missing:
                 raise ValueError(f"no {', '.join(sorted(missing))}")
+            state["agents"] = self.parts.join(state["agents"])
             agents = state["agents"] if isinstance(state["agents"], list) else [None]
             problem = next((p for a in agents if (p := Agent.state_problem(a))), None)
             if problem:
@@ -244,9 +267,7 @@ def _point_name(tick: float) -> str:
     return f"t{int(tick)}"
 
 
-def _own_clock(state_file: Path) -> None:
-    """A fork's copy of its source's checkpoint, its wall time set to zero: the fork's metrics count the
+def _own_clock(state: dict[str, Any]) -> dict[str, Any]:
+    """A fork's copy of its source's checkpoint state, its wall time set to zero: the fork's metrics count the
     time the fork took, not the source's (which did the shared past), and the steps it took from there."""
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    state.update(wall_s=0.0, own_steps_from=state["agent_steps"])
-    write_atomic(state_file, json.dumps(state))
+    return {**state, "wall_s": 0.0, "own_steps_from": state["agent_steps"]}

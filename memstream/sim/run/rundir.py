@@ -37,7 +37,7 @@ from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
 from memstream.sim.run.settings import read_settings
 from memstream.sim.town import Town
-from memstream.stream import MemoryStream, StreamMark, Weights, copy_stream
+from memstream.stream import MemoryStream, Weights, copy_stream
 
 __all__ = ["Checkpoint", "RunDir"]
 
@@ -207,9 +207,8 @@ class RunDir:
         where the run stopped), over the record; None before the first (a fork's past is its source's)."""
         at = self.end if at is None else at
         if self.config.design == STREAM_DESIGN:
-            kept = at in self.checkpoints.times()  # its mark; else every hour's checkpoint marked what was made by then
-            return at, self.stream.as_it_stood(at, StreamMark.from_dict(self.checkpoints.at(at).state["stream"])
-                                               if kept else None)
+            # the mark of the checkpoint kept there, if one was; every hour's checkpoint marked what was made by then
+            return at, self.stream.as_it_stood(at, self.checkpoints.mark_at(at))
         points = [(t, p) for t, p in self.checkpoints.recall_points().items() if t <= at]
         if not points:
             return None

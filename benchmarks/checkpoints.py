@@ -88,7 +88,8 @@ def main() -> None:
             new = sum(n for k, n in now.items() if k not in held)
             held = now
             folder = folder_bytes(point.folder)
-            copy = stream + whole_state_bytes(point.folder) + folder - (point.folder / "state.json").stat().st_size
+            design = sum(p.stat().st_size for p in point.folder.glob("design.db*"))
+            copy = stream + whole_state_bytes(point.folder) + design  # the stream copied, the state written whole
             rows.append({"hour": hour, "memories": metrics["memories"], "stream_bytes": stream,
                          "checkpoint_bytes": folder + new, "parts_bytes": new, "copy_checkpoint_bytes": copy,
                          "ms_per_agent_step": round(1000 * wall / (args.agents * 3600 / config.step_seconds), 3),

@@ -124,11 +124,6 @@ class OwnerIndex:
         positions = np.flatnonzero(self.created_s.values <= now_s)
         return self._subset(positions, self.last_access_s.values[positions])
 
-    @property
-    def last_access_max(self) -> float:
-        """The latest last access of any memory here (its creation, if it was never accessed)."""
-        return self._last_max
-
     def as_of(self, now_s: float, ids_through: int | None, ids: np.ndarray, last_s: np.ndarray) -> OwnerIndex:
         """This index as it stood at ``now_s`` (a copy, exact): the memories made by then (and through id
         ``ids_through`` if given), each last accessed as the access log stood then: ``ids`` accessed by then,

@@ -510,11 +510,8 @@ class MemoryStream:
             at_s, ids_through, accesses_through = self._through
             index = index.as_of(min(now_s, at_s), ids_through, *self.store.last_accesses(
                 self._name(owner), min(now_s, at_s), accesses_through))
-        else:
+        else:  # (a later access counts as one at `now`: a town's agents recall so, and their runs are pinned)
             index = index.existing_at(now_s)  # a memory created after `now` is not there yet
-            if index.last_access_max > now_s:  # a look back past later accesses: recency as the log stood then
-                index = index.as_of(now_s, None, *self.store.last_accesses(self._name(owner), now_s,
-                                                                           self._access_rowid))
         if not len(index):
             return [[] for _ in queries]
         results = index.score(queries, now_s, weights, k, scopes, self._read)

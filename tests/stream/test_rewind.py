@@ -77,9 +77,10 @@ def test_what_is_not_a_mark_is_refused(data: object) -> None:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(before=STEPS, after=STEPS)
 def test_a_look_back_reads_the_stream_as_it_stood_at_its_mark(tmp_path: Path, before: list, after: list) -> None:
-    """A retrieval at an earlier time, of the whole stream, is that of the stream rewound to its mark then: the
-    memories made since left out, and every memory's recency from its last access *as of then* (an access
-    after it does not count, where it would otherwise make the memory as recent as the query)."""
+    """A retrieval of the whole stream as it stood at an earlier time (``as_it_stood``, with the mark taken then
+    or without) is that of the stream rewound to the mark: the memories made since left out, and every memory's
+    recency from its last access *as of then* (an access after it does not count, where a plain retrieval at
+    that time counts it as one at the query's time)."""
     path = tmp_path / f"s{abs(hash((tuple(before), tuple(after))))}.db"
     then = path.with_suffix(".then.db")
 
@@ -101,5 +102,8 @@ def test_a_look_back_reads_the_stream_as_it_stood_at_its_mark(tmp_path: Path, be
     with (MemoryStream(path, EMBED, create=False, readonly=True) as whole,
           MemoryStream(then, EMBED, create=False, readonly=True) as past):
         for owner in ("ann", "bob"):
-            got = [r.as_row() for r in whole.retrieve(owner, "note", now=at, k=5, touch=False)]
-            assert got == [r.as_row() for r in past.retrieve(owner, "note", now=at, k=5, touch=False)]
+            expected = [r.as_row() for r in past.retrieve(owner, "note", now=at, k=5, touch=False)]
+            for view in (whole.as_it_stood(at), whole.as_it_stood(at, mark)):
+                assert [r.as_row() for r in view.retrieve(owner, "note", now=at, k=5, touch=False)] == expected
+            view.close()  # a view's close leaves its stream open
+            assert whole.count() >= past.count()

@@ -30,12 +30,12 @@ from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedde
 from memstream.sim.agents import Whisper
 from memstream.sim.memory import STREAM_DESIGN, DesignMemory
 from memstream.sim.run.checkpoints import Checkpoint, Checkpoints
-from memstream.sim.run.config import RunConfig
+from memstream.sim.run.config import FORMAT, RunConfig
 from memstream.sim.run.dirlock import Busy, DirLock, live_holder
 from memstream.sim.run.layout import CALLS, EVENTS, LOCK, MAKING, STREAM, RunFiles, require_writer, write_atomic
 from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
-from memstream.sim.run.settings import read_settings
+from memstream.sim.run.settings import read_settings, written_format
 from memstream.sim.town import Town
 from memstream.stream import MemoryStream, Weights, copy_stream
 
@@ -75,6 +75,9 @@ class RunDir:
         lock = _take(path, "wait for it to end, then resume it")
         try:
             config, town = read_settings(RunFiles(path))
+            if written_format(RunFiles(path)) != FORMAT:  # an older version: the current one from now on, so
+                # that an older memstream refuses the checkpoints this one writes rather than misreading them
+                write_atomic(RunFiles(path).config, config.model_dump_json(indent=2))
         except BaseException:
             lock.release()
             raise

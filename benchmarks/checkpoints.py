@@ -31,6 +31,11 @@ from memstream.sim import RunConfig, RunDir, resume_run, start_run
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from result_file import add_results_flag, record  # benchmarks/ is not a package
 
+ABOUT = ("checkpoint_bytes: what the hour's checkpoint wrote (its folder and the parts new in checkpoint/parts.db: "
+         "parts_bytes); copy_checkpoint_bytes: a checkpoint holding a stream copy and its state whole, in the same "
+         "run. tree: the code measured (this branch; main-marks: the stream's mark, the state whole, 29c3823; "
+         "before-marks: a stream copy in every checkpoint, fdd007f^). Offline chat model, hash embedder, one thread.")
+
 
 def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
@@ -64,6 +69,8 @@ def main() -> None:
     parser.add_argument("--embedder", default="hash")
     parser.add_argument("--start", default="2023-02-13T06:00:00-08:00")
     parser.add_argument("--design", default=None, help="run on this memory design (its store is copied hourly)")
+    parser.add_argument("--tree", default="this", help="a name for the code measured, when PYTHONPATH points at "
+                        "another tree (git archive REV | tar -x -C DIR): its rows say it")
     parser.add_argument("--json", action="store_true")
     add_results_flag(parser, "checkpoints")
     args = parser.parse_args()
@@ -90,7 +97,7 @@ def main() -> None:
             folder = folder_bytes(point.folder)
             design = sum(p.stat().st_size for p in point.folder.glob("design.db*"))
             copy = stream + whole_state_bytes(point.folder) + design  # the stream copied, the state written whole
-            rows.append({"hour": hour, "memories": metrics["memories"], "stream_bytes": stream,
+            rows.append({"tree": args.tree, "hour": hour, "memories": metrics["memories"], "stream_bytes": stream,
                          "checkpoint_bytes": folder + new, "parts_bytes": new, "copy_checkpoint_bytes": copy,
                          "ms_per_agent_step": round(1000 * wall / (args.agents * 3600 / config.step_seconds), 3),
                          "calls_per_agent_step": metrics["calls_per_agent_step"],
@@ -98,7 +105,7 @@ def main() -> None:
             row = rows[-1]
             print(json.dumps(row) if args.json else "  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     if args.results:
-        record(args.results, "checkpoints", __doc__.splitlines()[0], rows)
+        record(args.results, "checkpoints", __doc__.splitlines()[0], rows, about=ABOUT)
     if len(rows) >= 2:
         last, second = rows[-1], rows[1]
         print(f"checkpoint at hour {last['hour']} / at hour 2: "

@@ -5,17 +5,19 @@ everything the run needs to go on exactly, the stream's part of it a high-water 
 access, its meta values: :class:`~memstream.stream.StreamMark`). The stream is append-only, so the mark is
 all a checkpoint needs of it: restoring rewinds the run's own stream file to the mark, and a checkpoint's cost
 stays what the step changed, not what the run has remembered (a copy of the whole stream, as checkpoints
-written before format 3 hold, grew with the run; they are still restored from their copy). ``LATEST`` names
-the newest. Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork
-points.
+written before the marks hold, grew with the run; they are still restored from their copy). The agents' larger
+values are parts kept once in ``parts.db`` beside the folders (:mod:`memstream.sim.run.parts`), so the state a
+checkpoint writes is what changed too, not the day's plans so far. ``LATEST`` names the newest. Older ones are
+removed but one every ``keep_every`` simulated hours from the start: a run's fork points.
 
 A run on a design other than the stream also keeps a copy of its design store (and of the design's own file
 beside it) in each checkpoint: a design's memory is not append-only (summaries, profiles and facts are
 rewritten), so only a copy puts it back as it was. When such a checkpoint is pruned, its folder is stripped to
 that copy rather than removed (its ``state.json`` first, so it is no fork point from then on): a *recall point*,
 the design's memory as it stood at that simulated hour, which the measures ask what an agent remembered then
-(:meth:`Checkpoints.recall_points`; the stream needs none: it is append-only, and a recall at an hour leaves out
-what came after). Its cost is a design store per simulated hour, said in docs/experiments.md.
+(:meth:`Checkpoints.recall_points`; the stream needs none: it is append-only, and a look back at an hour reads it
+as the hour's mark had it, :meth:`~memstream.stream.MemoryStream.as_it_stood`). Its cost is a design store per
+simulated hour, said in docs/experiments.md: not incremental yet (a design would have to log its changes).
 """
 
 from __future__ import annotations
@@ -77,8 +79,6 @@ class Checkpoints:
         self.files, self.config, self.writable = files, config, writable
         self.root = files.checkpoints
         self.parts = Parts(self.root / PARTS)
-        #: The bytes the last :meth:`write` wrote: its state, the parts new in it, the design store's copy.
-        self.written = 0
 
     def latest(self) -> Checkpoint | None:
         """The run's latest checkpoint, None if it has none; a damaged one is one clear error."""
@@ -164,13 +164,11 @@ class Checkpoints:
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
         taken = state()
-        agents, written = self.parts.split(taken["agents"])  # committed before the state that refers to them
+        agents, _ = self.parts.split(taken["agents"])  # committed before the state that refers to them
         text = json.dumps({**taken, "agents": agents})
         (partial / STATE).write_text(text)
         for path in self.files.design_files():  # none on the stream: its mark in the state is all it needs
             _backup(path, partial / path.name)
-        self.written = written + len(text.encode("utf-8")) + sum(
-            p.stat().st_size for p in partial.iterdir() if p.name != STATE)
         shutil.rmtree(root / name, ignore_errors=True)
         partial.rename(root / name)
         write_atomic(latest, name)

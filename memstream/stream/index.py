@@ -176,6 +176,28 @@ class OwnerIndex:
         if self.created_max <= now_s:
             return self
         positions = np.flatnonzero(self.created_s.values <= now_s)
+        return self._subset(positions, self.last_access_s.values[positions])
+
+    def as_of(self, now_s: float, ids_through: int | None, ids: np.ndarray, last_s: np.ndarray) -> OwnerIndex:
+        """This index as it stood at ``now_s`` (a copy, exact): the memories made by then (and through id
+        ``ids_through`` if given), each last accessed as the access log stood then: ``ids`` accessed by then,
+        ``last_s`` each one's latest access up to then; a memory accessed only later is as it was made. What a
+        look back at ``now_s`` scores recency with, so an access after ``now_s`` never counts."""
+        made = self.created_s.values <= now_s
+        if ids_through is not None:
+            made &= self.ids.values <= ids_through
+        positions = np.flatnonzero(made)
+        last = self.created_s.values[positions].copy()
+        ids, last_s = np.asarray(ids, dtype=np.int64), np.asarray(last_s, dtype=np.float64)
+        kept = self.ids.values[positions]
+        if len(kept) and len(ids):
+            at = np.minimum(np.searchsorted(kept, ids), len(kept) - 1)
+            here = kept[at] == ids
+            last[at[here]] = np.maximum(last[at[here]], last_s[here])
+        return self._subset(positions, last)
+
+    def _subset(self, positions: np.ndarray, last_access_s: np.ndarray) -> OwnerIndex:
+        """A flat copy of the memories at ``positions``, last accessed at ``last_access_s``."""
         if self._key_start is None:
             counts, rows = np.ones(len(positions), dtype=np.int64), positions
         else:
@@ -186,7 +208,7 @@ class OwnerIndex:
         past = OwnerIndex(self.dim, "flat", self.vector_kind)  # float16 values re-encode exactly
         if len(positions):
             past.add(self.ids.values[positions], self.vectors()[rows], self.created_s.values[positions],
-                     self.importance.values[positions], self.last_access_s.values[positions], counts)
+                     self.importance.values[positions], last_access_s, counts)
         return past
 
     def positions_of(self, ids: np.ndarray) -> np.ndarray:

@@ -201,6 +201,14 @@ class Store:
                                "(SELECT id FROM memories WHERE id > 0) ORDER BY rowid", (rowid,)).fetchall()
         return [r for r in rows if r[1] not in self.damaged] if self.damaged else rows
 
+    def last_accesses(self, owner: str, at_s: float, through: int) -> tuple[np.ndarray, np.ndarray]:
+        """``owner``'s memories accessed by ``at_s`` (in the log through rowid ``through``), by id, and each one's
+        latest access up to ``at_s``: the access log read as it stood then."""
+        rows = self.db.execute("SELECT a.memory_id, MAX(a.accessed_s) FROM accesses a JOIN memories m ON m.id = "
+                               "a.memory_id WHERE m.owner=? AND a.accessed_s <= ? AND a.rowid <= ? GROUP BY "
+                               "a.memory_id ORDER BY a.memory_id", (owner, at_s, through)).fetchall()
+        return np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows], dtype=np.float64)
+
     def owners_of(self, ids: Sequence[int]) -> dict[int, str]:
         return {r[0]: r[1] for r in self._by_ids("id, owner", ids)}
 

@@ -8,6 +8,7 @@ Every read and write names one owner; nothing crosses owners.
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -153,6 +154,8 @@ class MemoryStream:
         self._buffered_at: dict[str, list[int]] = {}  # owner -> its positions in the buffer
         self._buffered_meta: dict[str, str] = {}  # written with the buffer, in its transaction
         self._erasures = self.store.erasures()  # owners forgotten in the file, as the indexes know it
+        #: a view of the stream as it stood then (:meth:`as_it_stood`): its time, last memory and last access
+        self._through: tuple[float, int, int] | None = None
         self._catch_up(force=True)
 
     # -- opening -----------------------------------------------------------------------------
@@ -177,6 +180,8 @@ class MemoryStream:
         """Bring the indexes up to what the file holds: memories and accesses that another process
         (or an earlier session) committed since this stream last looked. Cheap when nothing changed:
         SQLite's data version says whether anyone else committed."""
+        if self._through is not None:  # a view reads the indexes as its stream had them: they hold its past
+            return
         version = self.store.data_version()
         if version == self._seen_version and not force:
             return
@@ -294,7 +299,7 @@ class MemoryStream:
         return memory_id
 
     def _writable(self) -> None:
-        if self.store.readonly:
+        if self.store.readonly or self._through is not None:
             raise MemstreamError(f"{self.path} is open read-only; open it for writing to change it")
 
     def _check_own_cites(self, item: NewMemory, memory_id: int) -> None:
@@ -507,7 +512,12 @@ class MemoryStream:
         index = self._owner_if_any(owner)
         if index is None:
             return [[] for _ in queries]
-        index = index.existing_at(now_s)  # a memory created after `now` is not there yet
+        if self._through is not None:  # a view: the owner's memories and their last accesses as they stood then
+            at_s, ids_through, accesses_through = self._through
+            index = index.as_of(min(now_s, at_s), ids_through, *self.store.last_accesses(
+                self._name(owner), min(now_s, at_s), accesses_through))
+        else:  # (a later access counts as one at `now`: a town's agents recall so, and their runs are pinned)
+            index = index.existing_at(now_s)  # a memory created after `now` is not there yet
         if not len(index):
             return [[] for _ in queries]
         results = index.score(queries, now_s, weights, k, scopes, self._read)
@@ -646,6 +656,21 @@ class MemoryStream:
         for mid, at in state["accesses"]:
             self.record_access(owner_of[mid], [mid], datetime.fromisoformat(at))
 
+    def as_it_stood(self, at: datetime, mark: StreamMark | None = None) -> MemoryStream:
+        """This stream as it stood at ``at``, to retrieve from (read-only): a view over the same file and indexes,
+        no copy. Its retrievals (at ``at`` or later) see only the memories made by ``at`` (and, given the
+        ``mark`` taken then, only those through it), each last accessed as the access log stood then.
+
+        What a run's look back at hour H reads: with the mark of its checkpoint at H, that is the stream rewound
+        to the mark, without rewinding anything (``tests/sim/test_checkpoints.py``). Closing the view leaves the
+        stream open."""
+        self._ready()
+        view = copy.copy(self)
+        view._through = (require_aware(at, "at").timestamp(),
+                         self._max_id if mark is None else min(self._max_id, mark.memories_through),
+                         self._access_rowid if mark is None else min(self._access_rowid, mark.accesses_through))
+        return view
+
     def mark(self) -> StreamMark:
         """How far the stream has been written, buffer included: what a checkpoint records."""
         self.flush()
@@ -657,7 +682,9 @@ class MemoryStream:
         self.store.backup(path)
 
     def close(self) -> None:
-        """Write the buffer, then close the file."""
+        """Write the buffer, then close the file (a view's close leaves its stream's file open)."""
+        if self._through is not None:
+            return
         try:
             if not self.store.readonly:
                 self.flush()

@@ -105,3 +105,93 @@ def test_a_fork_gets_its_own_stream_and_leaves_the_source_s_untouched(whole: Pat
     assert main(["run", "--fork", f"{whole}@{at.isoformat()}", "--out", str(tmp_path / "fork")]) == 0
     assert contents(tmp_path / "fork") == contents(whole)  # the same settings retrace the run
     assert {p.name: p.read_bytes() for p in whole.iterdir() if p.is_file()} == before
+
+
+def test_the_run_s_memory_at_an_hour_is_its_stream_rewound_to_that_hour_s_mark(whole: Path, tmp_path: Path) -> None:
+    """What a measure, an interview or the view reads "as it stood at hour H" (RunDir.memory_at) is the stream
+    as the checkpoint at H marked it: the run's one file read at H (no copy), the same recalls as the file
+    rewound to the mark, the accesses of later hours left out of recency."""
+    from memstream.sim.analysis.measures import KNOWS_K, recalled
+    from memstream.stream import MemoryStream, StreamMark, copy_stream, rewind_stream
+
+    with RunDir.open(whole) as run:
+        agents = run.agents
+        requests = [(a, q) for a in agents for q in ("the party", "what did I do this morning")]
+        checked = 0
+        for at in run.checkpoints.times():
+            state = run.checkpoints.at(at).state
+            then = tmp_path / f"then-{checked}.db"
+            copy_stream(whole / "streams.db", then)
+            rewind_stream(then, StreamMark.from_dict(state["stream"]))
+            found = recalled(run, requests, at)
+            assert found is not None and found[0] == at
+            with MemoryStream(then, run.stream.embedder, create=False, readonly=True) as past:
+                assert all(past.has(a) for a in agents)  # the seed memories, from the start
+                expected = [[r.memory for r in rs] for rs in past.retrieve_many(requests, now=at, k=KNOWS_K,
+                                                                                   touch=False)]
+            got = [[(m.id, m.last_accessed_at) for m in ms] for ms in found[1]]
+            assert got == [[(m.id, m.last_accessed_at) for m in ms] for ms in expected]
+            if at > START:  # an hour whose checkpoint was pruned: what was made by then is what it marked
+                by_time = run.stream.as_it_stood(at).retrieve_many(requests, now=at, k=KNOWS_K, touch=False)
+                assert [[(r.memory.id, r.memory.last_accessed_at) for r in rs] for rs in by_time] == got
+            checked += 1
+    assert checked == 5
+
+
+def test_a_checkpoint_writes_the_parts_of_the_agents_states_that_changed_once(whole: Path, tmp_path: Path) -> None:
+    """The agents' larger values (the day's plan and its blocks, what they have seen) are parts kept once in
+    checkpoint/parts.db: a checkpoint's state.json refers to them, and a block made in an earlier hour is not
+    written again; a state read back joins them in, and a missing part is a damaged checkpoint (one line)."""
+    from memstream.sim.run.parts import REF, Parts
+
+    points = sorted(p for p in (whole / "checkpoint").iterdir() if p.is_dir())
+    raw = [json.loads((p / "state.json").read_text()) for p in points]
+    assert all(REF in json.dumps(s["agents"]) for s in raw[1:])  # (at the start, no plan yet)
+    assert all("location" in a and "name" in a for s in raw for a in s["agents"])  # an agent's own keys stay
+    with RunDir.open(whole) as run:
+        joined = [run.checkpoints.at(t).state for t in run.checkpoints.times()]
+    assert all(REF not in json.dumps(s["agents"]) for s in joined)
+    assert joined[-1]["agents"][0]["plan"]["blocks"] and joined[-1]["agents"][0]["name"]
+    with closing(sqlite3.connect(whole / "checkpoint" / "parts.db")) as db:
+        held = db.execute("SELECT COUNT(*), SUM(LENGTH(json)) FROM parts").fetchone()
+    whole_states = sum(len(json.dumps(s["agents"])) for s in joined)
+    assert held[1] < whole_states / 2, (held, whole_states)  # each part once, not once per checkpoint
+    out = tmp_path / "run"
+    shutil.copytree(whole, out)
+    with closing(sqlite3.connect(out / "checkpoint" / "parts.db")) as db:
+        db.execute("DELETE FROM parts WHERE key IN (SELECT key FROM parts LIMIT 3)")
+        db.commit()
+    with pytest.raises(Exception, match="is damaged.*cannot be resumed"):
+        RunDir.open(out).checkpoints.latest()
+    assert Parts(out / "nowhere.db").join({"a": [1, 2]}) == {"a": [1, 2]}  # a state without parts reads as it is
+
+
+def test_parts_no_checkpoint_refers_to_are_removed_at_a_kept_checkpoint(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    start_run(config(hours=3, keep_every=2), out, progress=False)
+    from memstream.sim.run.parts import _refs
+
+    states = [json.loads((p / "state.json").read_text()) for p in (out / "checkpoint").iterdir()
+              if p.is_dir() and (p / "state.json").is_file()]
+    with closing(sqlite3.connect(out / "checkpoint" / "parts.db")) as db:
+        held = {k for (k,) in db.execute("SELECT key FROM parts")}
+        texts = dict(db.execute("SELECT key, json FROM parts"))
+    wanted, todo = set(), [k for s in states for k in _refs(s)]
+    while todo:
+        k = todo.pop()
+        if k not in wanted:
+            wanted.add(k)
+            todo += _refs(json.loads(texts[k]))
+    assert wanted <= held  # every part a checkpoint refers to is there
+    resume_run(out, hours=4, progress=False)  # hour 4 is kept (every 2): the hour-3 parts not needed go
+    states = [json.loads((p / "state.json").read_text()) for p in (out / "checkpoint").iterdir()
+              if p.is_dir() and (p / "state.json").is_file()]
+    with closing(sqlite3.connect(out / "checkpoint" / "parts.db")) as db:
+        texts = dict(db.execute("SELECT key, json FROM parts"))
+    wanted, todo = set(), [k for s in states for k in _refs(s)]
+    while todo:
+        k = todo.pop()
+        if k not in wanted:
+            wanted.add(k)
+            todo += _refs(json.loads(texts[k]))
+    assert wanted == set(texts)

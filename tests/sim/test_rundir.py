@@ -94,7 +94,7 @@ def running_clock(run: Path) -> datetime | None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("found", "said"), [("memstream-run", "older memstream"),
                                              ("memstream-run/1", "older memstream"),
-                                             ("memstream-run/3", "newer memstream"),
+                                             ("memstream-run/4", "newer memstream"),
                                              ("other-tool/2", "not a memstream run directory"),
                                              (None, "not a memstream run directory")])
 def test_another_format_version_is_refused_in_one_line(made: Path, tmp_path: Path, capsys, found, said) -> None:
@@ -108,12 +108,12 @@ def test_another_format_version_is_refused_in_one_line(made: Path, tmp_path: Pat
                  ["whisper", str(out), "--agent", "x", "hi"]):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and said in err and "memstream-run/2" in err, err
+        assert err.count("\n") == 1 and said in err and "memstream-run/3" in err, err
     assert files(out) == before
 
 
 def test_the_current_format_is_written_and_read(made: Path) -> None:
-    assert json.loads((made / "config.json").read_text())["format"] == "memstream-run/2"
+    assert json.loads((made / "config.json").read_text())["format"] == "memstream-run/3"
     with RunDir.open(made) as run:
         assert run.config.hours == 0.5 and len(run.agents) == 8 and run.stream.count() > 0
 
@@ -358,3 +358,21 @@ def test_a_whisper_after_a_live_runs_end_is_not_said_to_be_heard(made: Path, tmp
     _, during = run.mailbox.add(run.agents[0], "in time", run.config.end)
     _, after = run.mailbox.add(run.agents[0], "too late for this run", run.config.end + timedelta(minutes=1))
     assert (during, after) == (4242, None)
+
+
+def test_a_run_directory_of_the_format_before_is_read_and_becomes_the_current_when_written(made: Path,
+                                                                                          tmp_path: Path) -> None:
+    """Version 2 (checkpoints holding their states whole) is read as it is; a run that writes it makes it
+    version 3, so an older memstream refuses it in one line rather than misread its new checkpoints."""
+    out = copy(made, tmp_path)
+    settings_file = out / "config.json"
+    data = json.loads(settings_file.read_text())
+    data["format"] = "memstream-run/2"
+    settings_file.write_text(json.dumps(data))
+    before = files(out)
+    with RunDir.open(out) as run:  # read-only: read, nothing written
+        assert run.config.format == "memstream-run/3" and run.stream.count() > 0
+    assert files(out) == before
+    assert main(["measure", "network", str(out)]) == 0
+    assert main(["run", "--resume", str(out), "--hours", "0.6"]) == 0
+    assert json.loads(settings_file.read_text())["format"] == "memstream-run/3"

@@ -72,3 +72,38 @@ def test_a_mark_the_file_never_reached_is_refused_and_changes_nothing(tmp_path: 
 def test_what_is_not_a_mark_is_refused(data: object) -> None:
     with pytest.raises(ValueError):
         StreamMark.from_dict(data)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(before=STEPS, after=STEPS)
+def test_a_look_back_reads_the_stream_as_it_stood_at_its_mark(tmp_path: Path, before: list, after: list) -> None:
+    """A retrieval of the whole stream as it stood at an earlier time (``as_it_stood``, with the mark taken then
+    or without) is that of the stream rewound to the mark: the memories made since left out, and every memory's
+    recency from its last access *as of then* (an access after it does not count, where a plain retrieval at
+    that time counts it as one at the query's time)."""
+    path = tmp_path / f"s{abs(hash((tuple(before), tuple(after))))}.db"
+    then = path.with_suffix(".then.db")
+
+    def play(s: MemoryStream, steps: list, offset: int) -> None:
+        for n, (what, owner) in enumerate(steps, offset):
+            at = T0 + timedelta(hours=n)
+            if what == "write" or not s.has(owner):
+                s.add(owner, f"{owner} note {n}", at=at, importance=1 + n % 10)
+            else:
+                s.retrieve(owner, "note", now=at, k=1 + n % 3)
+
+    with MemoryStream(path, EMBED) as s:
+        play(s, before, 0)
+        mark = s.mark()
+        s.backup(then)
+        play(s, after, len(before))
+    rewind_stream(then, mark)
+    at = T0 + timedelta(hours=len(before) - 1, minutes=30)  # between the last step before the mark and the next
+    with (MemoryStream(path, EMBED, create=False, readonly=True) as whole,
+          MemoryStream(then, EMBED, create=False, readonly=True) as past):
+        for owner in ("ann", "bob"):
+            expected = [r.as_row() for r in past.retrieve(owner, "note", now=at, k=5, touch=False)]
+            for view in (whole.as_it_stood(at), whole.as_it_stood(at, mark)):
+                assert [r.as_row() for r in view.retrieve(owner, "note", now=at, k=5, touch=False)] == expected
+            view.close()  # a view's close leaves its stream open
+            assert whole.count() >= past.count()

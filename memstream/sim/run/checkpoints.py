@@ -5,17 +5,19 @@ everything the run needs to go on exactly, the stream's part of it a high-water 
 access, its meta values: :class:`~memstream.stream.StreamMark`). The stream is append-only, so the mark is
 all a checkpoint needs of it: restoring rewinds the run's own stream file to the mark, and a checkpoint's cost
 stays what the step changed, not what the run has remembered (a copy of the whole stream, as checkpoints
-written before format 3 hold, grew with the run; they are still restored from their copy). ``LATEST`` names
-the newest. Older ones are removed but one every ``keep_every`` simulated hours from the start: a run's fork
-points.
+written before the marks hold, grew with the run; they are still restored from their copy). The agents' larger
+values are parts kept once in ``parts.db`` beside the folders (:mod:`memstream.sim.run.parts`), so the state a
+checkpoint writes is what changed too, not the day's plans so far. ``LATEST`` names the newest. Older ones are
+removed but one every ``keep_every`` simulated hours from the start: a run's fork points.
 
 A run on a design other than the stream also keeps a copy of its design store (and of the design's own file
 beside it) in each checkpoint: a design's memory is not append-only (summaries, profiles and facts are
 rewritten), so only a copy puts it back as it was. When such a checkpoint is pruned, its folder is stripped to
 that copy rather than removed (its ``state.json`` first, so it is no fork point from then on): a *recall point*,
 the design's memory as it stood at that simulated hour, which the measures ask what an agent remembered then
-(:meth:`Checkpoints.recall_points`; the stream needs none: it is append-only, and a recall at an hour leaves out
-what came after). Its cost is a design store per simulated hour, said in docs/experiments.md.
+(:meth:`Checkpoints.recall_points`; the stream needs none: it is append-only, and a look back at an hour reads it
+as the hour's mark had it, :meth:`~memstream.stream.MemoryStream.as_it_stood`). Its cost is a design store per
+simulated hour, said in docs/experiments.md: not incremental yet (a design would have to log its changes).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from memstream.sim.run.config import RunConfig
 from memstream.sim.run.layout import (
     DESIGN_STORE,
     LATEST,
+    PARTS,
     SIDECARS,
     STATE,
     STREAM,
@@ -46,6 +49,7 @@ from memstream.sim.run.layout import (
     require_writer,
     write_atomic,
 )
+from memstream.sim.run.parts import Parts
 from memstream.stream import StreamMark, rewind_stream
 from memstream.timeutil import to_epoch
 
@@ -74,6 +78,7 @@ class Checkpoints:
     def __init__(self, files: RunFiles, config: RunConfig, *, writable: bool) -> None:
         self.files, self.config, self.writable = files, config, writable
         self.root = files.checkpoints
+        self.parts = Parts(self.root / PARTS)
 
     def latest(self) -> Checkpoint | None:
         """The run's latest checkpoint, None if it has none; a damaged one is one clear error."""
@@ -103,6 +108,15 @@ class Checkpoints:
             raise MemstreamError(f"{self.files.root} has no checkpoint at {at.isoformat()} to fork from; its fork "
                                  f"points: {kept}")
         return self._checked(self.root / _point_name(to_epoch(at)))
+
+    def mark_at(self, at: datetime) -> StreamMark | None:
+        """The stream's mark in the checkpoint taken at ``at``, None if the run kept none there or it holds a
+        stream copy (read alone: a look back at the hour needs nothing else of the checkpoint)."""
+        state = self.root / _point_name(to_epoch(at)) / STATE
+        try:
+            return StreamMark.from_dict(json.loads(state.read_text(encoding="utf-8")).get("stream"))
+        except (OSError, ValueError, AttributeError):
+            return None
 
     def restore(self, point: Checkpoint | None) -> None:
         """Put the stream and the event log back as they were at ``point`` (at the start if None)."""
@@ -149,7 +163,10 @@ class Checkpoints:
         partial = root / f"{name}.partial"
         shutil.rmtree(partial, ignore_errors=True)
         partial.mkdir(parents=True)
-        (partial / STATE).write_text(json.dumps(state()))
+        taken = state()
+        agents, _ = self.parts.split(taken["agents"])  # committed before the state that refers to them
+        text = json.dumps({**taken, "agents": agents})
+        (partial / STATE).write_text(text)
         for path in self.files.design_files():  # none on the stream: its mark in the state is all it needs
             _backup(path, partial / path.name)
         shutil.rmtree(root / name, ignore_errors=True)
@@ -161,6 +178,9 @@ class Checkpoints:
                     _strip_to_design(old)  # a recall point: the design's memory at that hour
                 else:
                     shutil.rmtree(old, ignore_errors=True)
+        if self._kept(name):  # the parts no checkpoint left refers to, once every keep_every hours
+            self.parts.keep_only(json.loads((p / STATE).read_text(encoding="utf-8")) for p in root.iterdir()
+                                 if p.is_dir() and _POINT.fullmatch(p.name) and (p / STATE).is_file())
 
     def recall_points(self) -> dict[datetime, Path]:
         """Every simulated time the run holds its design store as it stood (a checkpoint's copy, kept or stripped
@@ -177,7 +197,7 @@ class Checkpoints:
         folder here."""
         copy = self.root / point.folder.name
         _copy_without_modes(point.folder, copy)
-        _own_clock(copy / STATE)
+        write_atomic(copy / STATE, json.dumps(_own_clock(point.state)))  # whole: the fork has no parts of its own
         write_atomic(self.root / LATEST, point.folder.name)
         return copy
 
@@ -193,9 +213,10 @@ class Checkpoints:
     def _checked(self, point: Path) -> Checkpoint:
         try:
             state = json.loads((point / STATE).read_text(encoding="utf-8"))
-            missing = STATE_KEYS - set(state)
+            missing = STATE_KEYS - set(state) if isinstance(state, dict) else STATE_KEYS
             if missing:
                 raise ValueError(f"no {', '.join(sorted(missing))}")
+            state["agents"] = self.parts.join(state["agents"])
             agents = state["agents"] if isinstance(state["agents"], list) else [None]
             problem = next((p for a in agents if (p := Agent.state_problem(a))), None)
             if problem:
@@ -244,9 +265,7 @@ def _point_name(tick: float) -> str:
     return f"t{int(tick)}"
 
 
-def _own_clock(state_file: Path) -> None:
-    """A fork's copy of its source's checkpoint, its wall time set to zero: the fork's metrics count the
+def _own_clock(state: dict[str, Any]) -> dict[str, Any]:
+    """A fork's copy of its source's checkpoint state, its wall time set to zero: the fork's metrics count the
     time the fork took, not the source's (which did the shared past), and the steps it took from there."""
-    state = json.loads(state_file.read_text(encoding="utf-8"))
-    state.update(wall_s=0.0, own_steps_from=state["agent_steps"])
-    write_atomic(state_file, json.dumps(state))
+    return {**state, "wall_s": 0.0, "own_steps_from": state["agent_steps"]}

@@ -1,9 +1,12 @@
 """A run's settings (kept in its run directory, :mod:`memstream.sim.run.rundir`), the format they carry, and what a
 run returns.
 
-The format names its version (``memstream-run/2``) so that a directory written by another
+The format names its version (``memstream-run/3``) so that a directory written by another
 memstream is refused in one line instead of being misread: version 2 added the one-writer lock
-and whispers delivered to a running run.
+and whispers delivered to a running run; version 3 checkpoints whose agents' states refer to parts kept once
+(``checkpoint/parts.db``, :mod:`memstream.sim.run.parts`). A version 2 directory is read as it is (its
+checkpoints hold their states whole, or a stream copy) and becomes version 3 when a run next writes it, so an
+older memstream refuses it from then on instead of misreading its new checkpoints.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from memstream.stream import Weights
 from memstream.timeutil import require_aware
 
 FORMAT_NAME = "memstream-run"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 FORMAT = f"{FORMAT_NAME}/{FORMAT_VERSION}"
+#: The versions this memstream reads (the older made the current by the next run that writes the directory).
+READS = (f"{FORMAT_NAME}/2", FORMAT)
 #: Where a run starts and for how long, when nothing says otherwise: the morning the paper's agents woke to.
 DEFAULT_START = datetime.fromisoformat("2023-02-13T06:00:00-08:00")
 DEFAULT_HOURS = 3.0
@@ -76,9 +81,9 @@ class RunConfig(BaseModel):
     @field_validator("format")
     @classmethod
     def _this_format(cls, value: str) -> str:
-        if value != FORMAT:
+        if value not in READS:
             raise ValueError(f"format {value!r} is not {FORMAT!r}")
-        return value
+        return FORMAT  # written back as the current version
 
     @field_validator("start")
     @classmethod

@@ -5,8 +5,10 @@ town with its resolved residents), ``streams.db`` (every agent's stream, owner-s
 (with ``--design`` other than the stream: the design store every agent recalls from, and any file of the
 design's own kind beside it), ``events.jsonl``, ``calls.db`` (the model-call cache), ``whispers.json``
 (memories an experimenter puts in agents' minds, given at their time), ``metrics.json``, ``blocked.jsonl``
-(what the write gate kept out) and ``checkpoint/`` (``tNNN/`` folders of a stream copy and ``state.json``, and
-``LATEST`` naming the newest). While a run writes it, ``run.lock`` holds an OS lock (:mod:`memstream.sim.run.dirlock`).
+(what the write gate kept out) and ``checkpoint/`` (``tNNN/`` folders of a ``state.json`` holding the stream's
+mark, ``parts.db`` the parts of those states each kept once, and ``LATEST`` naming the newest; a ``tNNN/`` written
+before the marks holds a stream copy). While a run writes it, ``run.lock`` holds an OS lock
+(:mod:`memstream.sim.run.dirlock`).
 While a new run or fork is being made, ``.making`` marks it: a folder with the mark and no settings was
 left by a maker that died, and the next run given it clears it.
 """
@@ -23,6 +25,8 @@ from memstream.sim.run.config import FORMAT_NAME
 CONFIG, TOWN, STREAM, CALLS = "config.json", "town.json", "streams.db", "calls.db"
 EVENTS, METRICS, WHISPERS, LOCK = "events.jsonl", "metrics.json", "whispers.json", "run.lock"
 CHECKPOINTS, LATEST, STATE = "checkpoint", "LATEST", "state.json"
+#: The parts of the checkpoints' states, each kept once (:mod:`memstream.sim.run.parts`), in ``checkpoint/``.
+PARTS = "parts.db"
 BLOCKED = "blocked.jsonl"
 #: The design store of a run on another memory than the stream (``--design``), its design's own file beside it.
 DESIGN_STORE = "design.db"

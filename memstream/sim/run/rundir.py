@@ -30,12 +30,12 @@ from memstream.models import CachedChatModel, CachedEmbedder, ChatModel, Embedde
 from memstream.sim.agents import Whisper
 from memstream.sim.memory import STREAM_DESIGN, DesignMemory
 from memstream.sim.run.checkpoints import Checkpoint, Checkpoints
-from memstream.sim.run.config import RunConfig
+from memstream.sim.run.config import FORMAT, RunConfig
 from memstream.sim.run.dirlock import Busy, DirLock, live_holder
 from memstream.sim.run.layout import CALLS, EVENTS, LOCK, MAKING, STREAM, RunFiles, require_writer, write_atomic
 from memstream.sim.run.mailbox import Mailbox
 from memstream.sim.run.records import Records
-from memstream.sim.run.settings import read_settings
+from memstream.sim.run.settings import read_settings, written_format
 from memstream.sim.town import Town
 from memstream.stream import MemoryStream, Weights, copy_stream
 
@@ -76,6 +76,9 @@ class RunDir:
         lock = _take(path, "wait for it to end, then resume it")
         try:
             config, town = read_settings(RunFiles(path))
+            if written_format(RunFiles(path)) != FORMAT:  # an older version: the current one from now on, so
+                # that an older memstream refuses the checkpoints this one writes rather than misreading them
+                write_atomic(RunFiles(path).config, config.model_dump_json(indent=2))
         except BaseException:
             lock.release()
             raise
@@ -200,13 +203,16 @@ class RunDir:
         """What the agents recall, read-only, as it stood at ``at`` (default: where the run ended), and the time it
         stands at: what a measure, an interview or the view asks "what does this agent remember".
 
-        On the stream that is the stream itself at ``at`` (append-only: a recall at ``at`` leaves out what came
-        after). On another design it is the design store as the run's latest recall point at or before ``at``
+        On the stream that is the run's one stream file read as it stood at ``at``
+        (:meth:`~memstream.stream.MemoryStream.as_it_stood`: what the checkpoint at ``at`` marked, its later
+        memories left out and its later accesses not counted in recency; no copy, nothing rewound). On another
+        design it is the design store as the run's latest recall point at or before ``at``
         held it (:meth:`~memstream.sim.run.checkpoints.Checkpoints.recall_points`: every simulated hour, and
         where the run stopped), over the record; None before the first (a fork's past is its source's)."""
         at = self.end if at is None else at
         if self.config.design == STREAM_DESIGN:
-            return at, self.stream
+            # the mark of the checkpoint kept there, if one was; every hour's checkpoint marked what was made by then
+            return at, self.stream.as_it_stood(at, self.checkpoints.mark_at(at))
         points = [(t, p) for t, p in self.checkpoints.recall_points().items() if t <= at]
         if not points:
             return None

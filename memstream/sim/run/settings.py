@@ -6,7 +6,7 @@ import json
 import re
 
 from memstream.errors import MemstreamError
-from memstream.sim.run.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, RunConfig
+from memstream.sim.run.config import FORMAT, FORMAT_NAME, FORMAT_VERSION, READS, RunConfig
 from memstream.sim.run.layout import CONFIG, TOWN, RunFiles
 from memstream.sim.town import Town
 
@@ -32,10 +32,18 @@ def read_settings(files: RunFiles) -> tuple[RunConfig, Town]:
     return config, town
 
 
+def written_format(files: RunFiles) -> object:
+    """The format version the run directory's settings say it was written in."""
+    try:
+        return json.loads(files.config.read_text(encoding="utf-8")).get("format")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def check_format(data: object, where: str) -> None:
     """Refuse, in one line naming the fix, a run directory's settings of another format or version."""
     found = data.get("format") if isinstance(data, dict) else None
-    if found == FORMAT:
+    if found in READS:
         return
     m = re.fullmatch(rf"{re.escape(FORMAT_NAME)}(?:/([1-9]\d{{0,5}}))?", found) if isinstance(found, str) else None
     if m is None:

@@ -16,7 +16,10 @@ from memstream.sweep import load_spec
 from memstream.sweep.spec import SweepSpec
 from memstream.sweep.study import aggregate, cost, measure
 
-STUDY = Path(__file__).resolve().parents[2] / "memstream" / "examples" / "designs-valentine.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "memstream" / "examples"
+STUDY = EXAMPLES / "designs-valentine.yaml"
+#: The same study, one seed, to the party's evening: what made the README's table (designs_valentine.json).
+QUICK = EXAMPLES / "designs-valentine-quick.yaml"
 START = datetime(2023, 2, 13, 6, tzinfo=timezone(timedelta(hours=-8)))
 
 
@@ -25,6 +28,12 @@ def test_the_shipped_study_runs_the_valentine_scenario_on_every_kept_design() ->
     assert spec.base["scenario"] == "valentine"
     assert set(spec.grid["design"]) == set(kept_designs()) and len(spec.grid["seed"]) == 2
     assert {next(iter(m)) for m in spec.measures} == {"diffusion", "network", "attendance"}
+
+
+def test_the_quick_study_is_the_full_one_with_one_seed_to_the_partys_evening() -> None:
+    full, quick = load_spec(STUDY), load_spec(QUICK)
+    assert quick.measures == full.measures and quick.grid == {**full.grid, "seed": [0]}
+    assert quick.base == {**full.base, "hours": 38}  # from 06:00 on the 13th to 20:00 on the 14th: the party's 17-19 h
 
 
 @pytest.mark.slow

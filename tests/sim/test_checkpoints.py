@@ -169,12 +169,20 @@ def test_a_checkpoint_writes_the_parts_of_the_agents_states_that_changed_once(wh
 def test_parts_no_checkpoint_refers_to_are_removed_at_a_kept_checkpoint(tmp_path: Path) -> None:
     out = tmp_path / "run"
     start_run(config(hours=3, keep_every=2), out, progress=False)
+    wanted, held = _parts_referred_and_held(out)
+    assert wanted <= held  # every part a checkpoint refers to is there
+    resume_run(out, hours=4, progress=False)  # hour 4 is kept (every 2): the hour-3 parts not needed go
+    wanted, held = _parts_referred_and_held(out)
+    assert wanted == held
+
+
+def _parts_referred_and_held(out: Path) -> tuple[set[str], set[str]]:
+    """The parts the run's checkpoints refer to (through parts that refer to parts), and the parts held."""
     from memstream.sim.run.parts import _refs
 
     states = [json.loads((p / "state.json").read_text()) for p in (out / "checkpoint").iterdir()
               if p.is_dir() and (p / "state.json").is_file()]
     with closing(sqlite3.connect(out / "checkpoint" / "parts.db")) as db:
-        held = {k for (k,) in db.execute("SELECT key FROM parts")}
         texts = dict(db.execute("SELECT key, json FROM parts"))
     wanted, todo = set(), [k for s in states for k in _refs(s)]
     while todo:
@@ -182,16 +190,4 @@ def test_parts_no_checkpoint_refers_to_are_removed_at_a_kept_checkpoint(tmp_path
         if k not in wanted:
             wanted.add(k)
             todo += _refs(json.loads(texts[k]))
-    assert wanted <= held  # every part a checkpoint refers to is there
-    resume_run(out, hours=4, progress=False)  # hour 4 is kept (every 2): the hour-3 parts not needed go
-    states = [json.loads((p / "state.json").read_text()) for p in (out / "checkpoint").iterdir()
-              if p.is_dir() and (p / "state.json").is_file()]
-    with closing(sqlite3.connect(out / "checkpoint" / "parts.db")) as db:
-        texts = dict(db.execute("SELECT key, json FROM parts"))
-    wanted, todo = set(), [k for s in states for k in _refs(s)]
-    while todo:
-        k = todo.pop()
-        if k not in wanted:
-            wanted.add(k)
-            todo += _refs(json.loads(texts[k]))
-    assert wanted == set(texts)
+    return wanted, set(texts)

@@ -230,11 +230,8 @@ class RowsDesign:
         Several owners' writes may run side by side through one handle (a batched runner drives their stages
         together); each commits or rolls back only its own transaction, and one that must run holding the
         lock refuses the others in one line until it is done (they would wait on it in the same thread)."""
-        if self.store.read_only:
-            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        if owner in self._writing:
-            raise MemstreamError(f"a write for {owner!r} is already under way through this handle; write again "
-                                 "once it has finished (one write per owner at a time)")
+        self._refuse_unwritable(owner, "is already under way through this handle; write again once it has finished "
+                                       "(one write per owner at a time)")
         me = object()
         self._writing.add(owner)
         try:
@@ -320,8 +317,7 @@ class RowsDesign:
         it changed of each (and of what is shared) in that one transaction: how memory of several owners at
         once is changed (letta's ``share_block``: one block attached to every owner in ``owners``)."""
         names = list(dict.fromkeys(owner_name(o) for o in owners))
-        if self.store.read_only:
-            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
+        self._refuse_unwritable()
         self.store.begin()
         try:
             for owner in names:
@@ -344,6 +340,14 @@ class RowsDesign:
             raise
         return made
 
+    def _refuse_unwritable(self, owner: str | None = None, busy: str = "") -> None:
+        """One line, before anything is read, where this handle cannot write now: a read-only store, or (for
+        ``owner``) a write of that owner still under way through it (``busy`` says what to do instead)."""
+        if self.store.read_only:
+            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
+        if owner is not None and owner in self._writing:
+            raise MemstreamError(f"a write for {owner!r} {busy}")
+
     # -- one record changed alone ---------------------------------------------------------------
 
     def change_record(self, owner: str, record_id: int, text: str | None) -> bool:
@@ -357,11 +361,8 @@ class RowsDesign:
         owner = owner_name(owner)
         if not self.design.changes_records:
             raise MemstreamError(refused_change(self.design, "update" if text is not None else "delete"))
-        if self.store.read_only:
-            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        if owner in self._writing:
-            raise MemstreamError(f"a write for {owner!r} is under way through this handle; change its records once "
-                                 "that write has finished")
+        self._refuse_unwritable(owner, "is under way through this handle; change its records once that write has "
+                                       "finished")
         me = object()
         self._lock(me, owner)
         try:
@@ -392,11 +393,7 @@ class RowsDesign:
         """Remove every trace of ``owner`` from this design's memory in the store, in one transaction; the
         rows removed. What the owner shared with others (a block attached to several owners) stays."""
         owner = owner_name(owner)
-        if self.store.read_only:
-            raise MemstreamError(f"{self.store.path} is read-only here; memory can be read, not written")
-        if owner in self._writing:
-            raise MemstreamError(f"a write for {owner!r} is under way through this handle; forget it once that "
-                                 "write has finished")
+        self._refuse_unwritable(owner, "is under way through this handle; forget it once that write has finished")
         me = object()
         self._lock(me, owner)
         try:
